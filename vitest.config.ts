@@ -1,0 +1,15 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      'chat-service-sdk/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      'chat-service-sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+    },
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+  },
+})
