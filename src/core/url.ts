@@ -1,0 +1,78 @@
+import type { ValidationIssue } from '../errors/index.ts'
+
+/** The version prefix every operation lives under (spec, Versioning). */
+export const API_PREFIX = '/rest/v1'
+
+/** A base URL split into the parts requests are built from. */
+export interface ResolvedBaseUrl {
+  /** `protocol://host[:port]`, e.g. `https://chat.example.com`. */
+  readonly origin: string
+  /** Path every request starts with: any path the caller gave, then exactly one `/rest/v1`. */
+  readonly prefix: string
+  /** Whether the host is a loopback address (`localhost`, `127.0.0.0/8`, `::1`). */
+  readonly loopback: boolean
+  /** `origin + prefix`, the form shown to users. */
+  readonly href: string
+}
+
+/**
+ * Reads a base URL given as an origin, or ending in `/rest/v1`, with or without a trailing slash,
+ * and returns the parts that put exactly one `/rest/v1` in front of every path. Returns issues
+ * instead when the URL is unusable: not http(s), carries credentials, a query or a fragment, or
+ * ends in the doubled `/rest/v1/v1` prefix of the service's sample code.
+ */
+export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue[] {
+  let url: URL
+  try {
+    url = new URL(input)
+  } catch {
+    return [{ path: ['baseUrl'], code: 'invalid_format', message: 'Expected an absolute http(s) URL such as https://chat.example.com' }]
+  }
+  const issues: ValidationIssue[] = []
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: `Expected an http: or https: URL, received ${url.protocol}` })
+  }
+  if (url.username !== '' || url.password !== '') {
+    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not carry a user name or password; pass keyId and keySecret instead' })
+  }
+  if (url.search !== '' || url.hash !== '') {
+    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not have a query string or fragment' })
+  }
+  let path = url.pathname.replace(/\/+$/, '')
+  if (path.endsWith(`${API_PREFIX}/v1`)) {
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: 'The URL ends in /rest/v1/v1, the doubled prefix of the sample code; the service lives under a single /rest/v1',
+    })
+  }
+  if (issues.length > 0) return issues
+  if (path.endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length)
+  const prefix = `${path}${API_PREFIX}`
+  return { origin: url.origin, prefix, loopback: isLoopback(url.hostname), href: `${url.origin}${prefix}` }
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * Percent-encodes one path segment, so that an id such as `../agents`, `a/b` or `a?b` stays one
+ * segment and cannot change the path or add a query. `.` and `..` are encoded too.
+ */
+export function encodePathSegment(segment: string): string {
+  const encoded = encodeURIComponent(segment)
+  if (encoded === '.') return '%2E'
+  if (encoded === '..') return '%2E%2E'
+  return encoded
+}
+
+/** Builds `?page=1&limit=20` from the defined entries, in the given order; `''` when none. */
+export function queryString(query: Readonly<Record<string, string | number | undefined>> | undefined): string {
+  if (query === undefined) return ''
+  const params = new URLSearchParams()
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.append(key, String(value))
+  const text = params.toString()
+  return text === '' ? '' : `?${text}`
+}

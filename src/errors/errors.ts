@@ -1,0 +1,227 @@
+/**
+ * The error hierarchy of the SDK (API.md, "Errors"). Every error the SDK throws is a
+ * {@link ChatServiceError}. Messages, headers, bodies and causes are scrubbed of the key secret and
+ * of issued tokens before an error is built, so `String(error)`, `util.inspect(error)` and
+ * `JSON.stringify(error)` are safe to log.
+ */
+
+/** One problem found by a schema: where it is (`path`, keys and indexes) and what is wrong. */
+export interface ValidationIssue {
+  /** Location of the problem inside the checked value; `[]` is the value itself. */
+  readonly path: readonly (string | number)[]
+  /** Human-readable description, e.g. `Too big: expected number to be <=100`. */
+  readonly message: string
+  /** Machine-readable kind, following zod's issue codes (`invalid_type`, `too_big`, ...). */
+  readonly code: string
+}
+
+/** Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. */
+export class ChatServiceError extends Error {
+  override readonly name: string = 'ChatServiceError'
+
+  /** Plain-object view for loggers and `JSON.stringify`: name, message and the error's own fields. */
+  toJSON(): Record<string, unknown> {
+    return { ...(this as unknown as Record<string, unknown>), name: this.name, message: this.message }
+  }
+}
+
+/** What the SDK knows about the request and response behind an {@link APIError}. */
+export interface APIErrorInit {
+  /** HTTP status code of the response. */
+  readonly status: number
+  /** Response headers, lower-case names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** Response body: parsed JSON when it was JSON, else the text, `undefined` when empty. */
+  readonly body: unknown
+  /** HTTP method of the request, e.g. `GET`. */
+  readonly method: string
+  /** Request path with query string, e.g. `/rest/v1/agents?page=1&limit=20`. */
+  readonly path: string
+}
+
+/**
+ * The service answered with a status that is not success (any status but 200 on token issuance;
+ * any non-2xx elsewhere, including a 3xx: redirects are never followed because the credentials
+ * travel in the body). The spec shows no error body shape, so `body` is kept as it came.
+ * Subclasses by status: {@link BadRequestError} 400, {@link AuthenticationError} 401,
+ * {@link PermissionDeniedError} 403, {@link NotFoundError} 404, {@link ConflictError} 409,
+ * {@link UnprocessableEntityError} 422, {@link RateLimitError} 429, {@link InternalServerError} ≥ 500.
+ */
+export class APIError extends ChatServiceError {
+  override readonly name: string = 'APIError'
+  /** HTTP status code, e.g. `404`. */
+  readonly status: number
+  /** Response headers (lower-case names). */
+  readonly headers: Readonly<Record<string, string>>
+  /** Response body: parsed JSON, else text; `undefined` when empty. Secrets scrubbed. */
+  readonly body: unknown
+  /** HTTP method of the failed request. */
+  readonly method: string
+  /** Request path with query string. */
+  readonly path: string
+
+  constructor(init: APIErrorInit, message?: string) {
+    super(message ?? describeStatus(init))
+    this.status = init.status
+    this.headers = init.headers
+    this.body = init.body
+    this.method = init.method
+    this.path = init.path
+  }
+}
+
+/** HTTP 400: the service refused the parameters or body (spec, Errors). */
+export class BadRequestError extends APIError {
+  override readonly name: string = 'BadRequestError'
+}
+/** HTTP 401: invalid API credentials (spec, Authentication 3). */
+export class AuthenticationError extends APIError {
+  override readonly name: string = 'AuthenticationError'
+}
+/** HTTP 403: the credentials may not do this. */
+export class PermissionDeniedError extends APIError {
+  override readonly name: string = 'PermissionDeniedError'
+}
+/** HTTP 404: the record does not exist or belongs to another company (spec, Errors). */
+export class NotFoundError extends APIError {
+  override readonly name: string = 'NotFoundError'
+}
+/** HTTP 409: conflict. */
+export class ConflictError extends APIError {
+  override readonly name: string = 'ConflictError'
+}
+/** HTTP 422: the request was well-formed but not acceptable. */
+export class UnprocessableEntityError extends APIError {
+  override readonly name: string = 'UnprocessableEntityError'
+}
+/** HTTP 429: rate limited. Retried automatically, honouring `Retry-After`; thrown once retries run out. */
+export class RateLimitError extends APIError {
+  override readonly name: string = 'RateLimitError'
+}
+/** HTTP 500 or above: the service failed. 500, 502, 503 and 504 are retried before this is thrown. */
+export class InternalServerError extends APIError {
+  override readonly name: string = 'InternalServerError'
+}
+
+/** No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the underlying error. */
+export class APIConnectionError extends ChatServiceError {
+  override readonly name: string = 'APIConnectionError'
+  /** HTTP method of the failed request. */
+  readonly method: string
+  /** Request path with query string. */
+  readonly path: string
+
+  constructor(init: { method: string; path: string; message?: string; cause?: unknown }) {
+    super(init.message ?? `Connection error: ${init.method} ${init.path}`, init.cause === undefined ? undefined : { cause: init.cause })
+    this.method = init.method
+    this.path = init.path
+  }
+}
+
+/** An attempt took longer than the `timeout` option (ms), counted from connect to the last body byte. */
+export class APITimeoutError extends APIConnectionError {
+  override readonly name: string = 'APITimeoutError'
+}
+
+/** The caller's `AbortSignal` fired, during a request or while waiting to retry. Never retried. */
+export class APIUserAbortError extends ChatServiceError {
+  override readonly name: string = 'APIUserAbortError'
+}
+
+/**
+ * Parameters or options failed their schema. Thrown (or rejected) before anything is sent: no
+ * request was made. `issues` lists every problem with its path.
+ */
+export class RequestValidationError extends ChatServiceError {
+  override readonly name: string = 'RequestValidationError'
+  /** Every problem found, each with its path inside the parameters. */
+  readonly issues: readonly ValidationIssue[]
+
+  constructor(operation: string, issues: readonly ValidationIssue[]) {
+    super(`Invalid parameters for ${operation}: ${formatIssues(issues)}. Nothing was sent.`)
+    this.issues = issues
+  }
+}
+
+/**
+ * A response arrived but is not what the spec describes: not JSON, a field of the wrong type, a
+ * pagination block that contradicts the request, or a body over `maxResponseBytes`. Keeps the
+ * status, the headers and the raw body (parsed JSON, else text) next to the issues.
+ */
+export class ResponseValidationError extends ChatServiceError {
+  override readonly name: string = 'ResponseValidationError'
+  /** Every problem found, each with its path inside the response body. */
+  readonly issues: readonly ValidationIssue[]
+  /** HTTP status of the response. */
+  readonly status: number
+  /** Response headers (lower-case names). */
+  readonly headers: Readonly<Record<string, string>>
+  /** The body as received: parsed JSON, else text; `undefined` when cut off or empty. Secrets scrubbed. */
+  readonly body: unknown
+  /** HTTP method of the request. */
+  readonly method: string
+  /** Request path with query string. */
+  readonly path: string
+
+  constructor(init: APIErrorInit & { issues: readonly ValidationIssue[] }) {
+    super(`Unexpected response to ${init.method} ${init.path} (HTTP ${init.status}): ${formatIssues(init.issues)}`)
+    this.issues = init.issues
+    this.status = init.status
+    this.headers = init.headers
+    this.body = init.body
+    this.method = init.method
+    this.path = init.path
+  }
+}
+
+const MAX_ISSUES_IN_MESSAGE = 10
+
+/** Renders issues as `path: message; path: message` (at most 10, then a count). */
+export function formatIssues(issues: readonly ValidationIssue[]): string {
+  const shown = issues.slice(0, MAX_ISSUES_IN_MESSAGE).map((issue) => {
+    const where = issue.path.length === 0 ? '(root)' : issue.path.join('.')
+    return `${where}: ${issue.message}`
+  })
+  if (issues.length > MAX_ISSUES_IN_MESSAGE) shown.push(`and ${issues.length - MAX_ISSUES_IN_MESSAGE} more`)
+  return shown.join('; ')
+}
+
+const MAX_DETAIL_CHARS = 300
+
+function describeStatus(init: APIErrorInit): string {
+  const head = `${init.status} ${reasonPhrase(init.status)}: ${init.method} ${init.path}`
+  const location = init.headers['location']
+  if (init.status >= 300 && init.status < 400) {
+    return `${head}: redirect not followed${location === undefined ? '' : ` (location: ${location})`}; credentials travel in the body, so the SDK never re-sends them elsewhere`
+  }
+  const detail = serverMessage(init.body)
+  return detail === undefined ? head : `${head}: ${detail}`
+}
+
+function serverMessage(body: unknown): string | undefined {
+  let text: string | undefined
+  if (typeof body === 'string') text = body
+  else if (body !== null && typeof body === 'object') {
+    const record = body as Record<string, unknown>
+    const error = record['error']
+    if (typeof error === 'string') text = error
+    else if (error !== null && typeof error === 'object' && typeof (error as Record<string, unknown>)['message'] === 'string') {
+      text = (error as Record<string, unknown>)['message'] as string
+    } else if (typeof record['message'] === 'string') text = record['message']
+    else text = JSON.stringify(body)
+  }
+  if (text === undefined || text.trim() === '') return undefined
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > MAX_DETAIL_CHARS ? `${flat.slice(0, MAX_DETAIL_CHARS)}…` : flat
+}
+
+function reasonPhrase(status: number): string {
+  return REASONS[status] ?? (status >= 500 ? 'Server Error' : status >= 400 ? 'Client Error' : status >= 300 ? 'Redirect' : 'Unexpected Status')
+}
+
+const REASONS: Record<number, string> = {
+  301: 'Moved Permanently', 302: 'Found', 303: 'See Other', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  408: 'Request Timeout', 409: 'Conflict', 413: 'Content Too Large', 422: 'Unprocessable Content', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+}

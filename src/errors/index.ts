@@ -1,0 +1,20 @@
+export {
+  APIConnectionError,
+  APIError,
+  type APIErrorInit,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ChatServiceError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestValidationError,
+  ResponseValidationError,
+  UnprocessableEntityError,
+  type ValidationIssue,
+} from './errors.ts'
+export { apiErrorFor } from './from-status.ts'

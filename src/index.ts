@@ -1,0 +1,24 @@
+/**
+ * chat-service-sdk: the typed Node SDK of the Chat Service management API.
+ * @packageDocumentation
+ */
+export { ChatServiceClient } from './client.ts'
+export type { ClientOptions, ListRequestOptions, RequestOptions } from './core/options.ts'
+export {
+  DEFAULT_CONNECTIONS,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+} from './core/options.ts'
+export type { Logger, LogLevel } from './core/logger.ts'
+export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from './core/retry.ts'
+export * from './errors/index.ts'
+export { Page } from './pagination/page.ts'
+export { PagePromise } from './pagination/page-promise.ts'
+export { Agents } from './resources/agents.ts'
+export { Auth } from './resources/auth.ts'
+export { Conversations } from './resources/conversations.ts'
+export { CustomerUsers } from './resources/customer-users.ts'
+export { ConversationMessages, MessagePage } from './resources/messages.ts'
+export * from './schemas/index.ts'
+export { VERSION } from './version.ts'

@@ -1,0 +1,62 @@
+/** What a list call knows to fetch more pages. @internal */
+export interface PageSource<P> {
+  /** Fetches page `page` with the call's limit, filters and options; `signal` cancels a prefetch. */
+  fetch(page: number, signal?: AbortSignal): Promise<P>
+  /** How many later pages to keep in flight while iterating (0 = one at a time). */
+  readonly prefetch: number
+}
+
+interface PageLike {
+  readonly data: readonly unknown[]
+  readonly pagination: { readonly page: number; readonly total_pages: number }
+  hasNextPage(): boolean
+}
+
+/**
+ * Yields `first`, then each later page while the latest page says `page < total_pages`.
+ * With `prefetch` k > 0, pages p+1..p+k are requested while page p is being consumed; pages still
+ * come out in order, an error on page n surfaces when the consumer reaches page n, and leaving the
+ * loop early aborts what is in flight. At most k pages are held besides the current one.
+ * @internal
+ */
+export async function* iteratePages<P extends PageLike>(first: Promise<P>, source: PageSource<P>): AsyncGenerator<P, void, undefined> {
+  let current = await first
+  yield current
+  if (source.prefetch <= 0) {
+    while (current.hasNextPage()) {
+      current = await source.fetch(current.pagination.page + 1)
+      yield current
+    }
+    return
+  }
+
+  const controller = new AbortController()
+  const inFlight = new Map<number, Promise<P>>()
+  let nextToLaunch = current.pagination.page + 1
+  try {
+    while (current.hasNextPage()) {
+      const wanted = current.pagination.page + 1
+      const lastWanted = Math.min(current.pagination.total_pages, wanted + source.prefetch - 1)
+      nextToLaunch = Math.max(nextToLaunch, wanted)
+      for (; nextToLaunch <= lastWanted; nextToLaunch++) {
+        const request = source.fetch(nextToLaunch, controller.signal)
+        request.catch(() => undefined) // surfaced when the consumer reaches this page
+        inFlight.set(nextToLaunch, request)
+      }
+      const request = inFlight.get(wanted) ?? source.fetch(wanted, controller.signal)
+      inFlight.delete(wanted)
+      current = await request
+      yield current
+    }
+  } finally {
+    controller.abort()
+    inFlight.clear()
+  }
+}
+
+/** Flattens pages into their items, in order. @internal */
+export async function* iterateItems<T>(pages: AsyncIterable<{ readonly data: readonly unknown[] }>): AsyncGenerator<T, void, undefined> {
+  for await (const page of pages) {
+    for (const item of page.data) yield item as T
+  }
+}

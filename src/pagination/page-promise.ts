@@ -1,0 +1,53 @@
+import type { Page } from './page.ts'
+import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
+
+/**
+ * What a list method returns. The first page's request is already under way.
+ * - `await` it for the first {@link Page} (one request);
+ * - `for await (const item of it)` for every item of every page;
+ * - `for await (const page of it.pages())` for page after page.
+ *
+ * Iteration follows the spec's paging rule (read page p+1 only while p < `total_pages` of the latest
+ * response) and starts at the `page` you gave. Errors are those of the request: APIError subclasses,
+ * APIConnectionError, APIUserAbortError, RequestValidationError (bad params; nothing was sent) and
+ * ResponseValidationError.
+ */
+export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<P>, AsyncIterable<T> {
+  readonly #first: Promise<P>
+  readonly #source: PageSource<P>
+
+  /** @internal Made by list methods. */
+  constructor(first: Promise<P>, source: PageSource<P>) {
+    this.#first = first
+    this.#source = source
+  }
+
+  then<R1 = P, R2 = never>(
+    onfulfilled?: ((page: P) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#first.then(onfulfilled, onrejected)
+  }
+
+  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<P | R> {
+    return this.#first.catch(onrejected)
+  }
+
+  finally(onfinally?: (() => void) | null): Promise<P> {
+    return this.#first.finally(onfinally)
+  }
+
+  /** Every page from the first, in order. */
+  pages(): AsyncGenerator<P, void, undefined> {
+    return iteratePages(this.#first, this.#source)
+  }
+
+  /** Every item of every page, in order. */
+  [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    return iterateItems<T>(this.pages())
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'PagePromise'
+  }
+}

@@ -1,0 +1,53 @@
+import { ChatServiceError } from '../errors/index.ts'
+import type { Pagination } from '../schemas/index.ts'
+import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
+
+/**
+ * One page of a list operation (spec, Endpoints 2, 4–6): its `data` and the service's
+ * `pagination` block. Iterating a page with `for await` yields its items and then those of every
+ * later page, following the spec's paging rule (read page p+1 only while p < `total_pages` of the
+ * latest response).
+ */
+export class Page<T> implements AsyncIterable<T> {
+  /** The items of this page, in the service's order. */
+  readonly data: T[]
+  /** `{ page, limit, total, total_pages }` as the service sent it. */
+  readonly pagination: Pagination
+  readonly #source: PageSource<Page<T>>
+
+  /** @internal Pages are made by list methods. */
+  constructor(data: T[], pagination: Pagination, source: PageSource<Page<T>>) {
+    this.data = data
+    this.pagination = pagination
+    this.#source = source
+  }
+
+  /** Whether the service has a page after this one: `pagination.page < pagination.total_pages`. */
+  hasNextPage(): boolean {
+    return this.pagination.page < this.pagination.total_pages
+  }
+
+  /**
+   * Fetches the next page with the same `limit`, filters and options.
+   * @throws ChatServiceError when there is no next page (check {@link hasNextPage} first), and
+   * whatever the request throws (APIError, APIConnectionError, ...).
+   */
+  getNextPage(): Promise<this> {
+    if (!this.hasNextPage()) {
+      return Promise.reject(
+        new ChatServiceError(`There is no page after page ${this.pagination.page} of ${this.pagination.total_pages}; check hasNextPage() first`),
+      )
+    }
+    return this.#source.fetch(this.pagination.page + 1) as Promise<this>
+  }
+
+  /** This page and every later page, one at a time (or prefetched, per the list call's `prefetch`). */
+  pages(): AsyncGenerator<this, void, undefined> {
+    return iteratePages(Promise.resolve(this), this.#source) as AsyncGenerator<this, void, undefined>
+  }
+
+  /** Every item of this page and of every later page. */
+  [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    return iterateItems<T>(this.pages())
+  }
+}

@@ -1,0 +1,50 @@
+import type { ListRequestOptions } from '../core/options.ts'
+import type { Transport } from '../core/transport.ts'
+import { parseParams } from '../core/validate.ts'
+import { list, rejected } from '../pagination/list.ts'
+import { Page } from '../pagination/page.ts'
+import type { PagePromise } from '../pagination/page-promise.ts'
+import { agentSchema } from '../schemas/agent.ts'
+import { pageParamsSchema } from '../schemas/common.ts'
+import type { Agent, AgentListParams } from '../schemas/index.ts'
+
+/** The company's agents (spec, Endpoint 4). Reach it as `client.agents`. */
+export class Agents {
+  readonly #transport: Transport
+
+  /** @internal */
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /**
+   * Lists every agent of the company, active or not: `GET /rest/v1/agents?page&limit`
+   * (spec, Endpoint 4). Check `active` before binding an agent to a token.
+   * @param params `page` (1-based, default 1) and `limit` (1–100, default 20).
+   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @returns A {@link PagePromise}: await it for one page, `for await` it for every agent.
+   * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
+   * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
+   */
+  list(params: AgentListParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
+    let valid
+    try {
+      valid = parseParams(pageParamsSchema, params, 'agents.list')
+    } catch (error) {
+      return rejected(error)
+    }
+    return list(
+      this.#transport,
+      {
+        operation: 'agents.list',
+        path: '/agents',
+        page: valid.page,
+        limit: valid.limit,
+        item: agentSchema,
+        extra: {},
+        makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
+      },
+      options,
+    )
+  }
+}

@@ -1,0 +1,42 @@
+import { validateRequestOptions, type RequestOptions } from '../core/options.ts'
+import type { Transport } from '../core/transport.ts'
+import { parseParams, parseResponse } from '../core/validate.ts'
+import { issueTokenParamsSchema, issueTokenResponseSchema } from '../schemas/auth.ts'
+import type { IssueTokenParams, IssueTokenResponse } from '../schemas/index.ts'
+
+/** Chat-token issuance (spec, Endpoint 1). Reach it as `client.auth`. */
+export class Auth {
+  readonly #transport: Transport
+
+  /** @internal */
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /**
+   * Issues a signed chat token for one end user, optionally bound to an agent:
+   * `POST /rest/v1/auth/token` (spec, Endpoint 1). Only HTTP 200 is success. The service upserts
+   * the user by `userId`, so a retried call is safe; pass `{ maxRetries: 0 }` to turn retries off.
+   * The token is remembered by the client (last 1,024) and scrubbed from its errors and logs.
+   * @param params `userId` (your id of the end user), optional `agentId`, optional `expiresIn`
+   * (`'<n>h'` or `'<n>d'`, default 24 h).
+   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
+   * @returns `{ token, user: { id, externalId, companyId, agentId }, agent }`. Store `user.id` to
+   * invalidate tokens later. `agent` (and `user.agentId`) may be null or absent when no agentId was given.
+   * @throws RequestValidationError (nothing sent); APIError subclasses for any status but 200
+   * (the spec does not list them); APIConnectionError; ResponseValidationError.
+   */
+  async issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse> {
+    const body = parseParams(issueTokenParamsSchema, params, 'auth.issueToken')
+    const validOptions = validateRequestOptions(options, 'auth.issueToken')
+    const response = await this.#transport.request({
+      method: 'POST',
+      path: '/auth/token',
+      body,
+      options: validOptions,
+      isSuccess: (status) => status === 200,
+      secretFields: ['token'],
+    })
+    return parseResponse(issueTokenResponseSchema, response, this.#transport.redactor)
+  }
+}

@@ -1,0 +1,84 @@
+import { validateRequestOptions, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
+import type { Transport } from '../core/transport.ts'
+import { encodePathSegment } from '../core/url.ts'
+import { parseParams, parseResponse } from '../core/validate.ts'
+import { list, rejected } from '../pagination/list.ts'
+import { Page } from '../pagination/page.ts'
+import type { PagePromise } from '../pagination/page-promise.ts'
+import { idSchema } from '../schemas/common.ts'
+import {
+  customerUserListParamsSchema,
+  customerUserSchema,
+  customerUserUpdateParamsSchema,
+  updatedCustomerUserSchema,
+} from '../schemas/customer-user.ts'
+import type { CustomerUser, CustomerUserListParams, CustomerUserUpdateParams, UpdatedCustomerUser } from '../schemas/index.ts'
+
+/** The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`. */
+export class CustomerUsers {
+  readonly #transport: Transport
+
+  /** @internal */
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /**
+   * Lists customer users: `GET /rest/v1/customer-users?page&limit` (spec, Endpoint 2). `page` and
+   * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
+   * the JSON body. `external_id` is the recommended lookup.
+   * @param params `page` (default 1), `limit` (1–100, default 20), optional filters.
+   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
+   * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
+   * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
+   */
+  list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser> {
+    let valid
+    try {
+      valid = parseParams(customerUserListParamsSchema, params, 'customerUsers.list')
+    } catch (error) {
+      return rejected(error)
+    }
+    const { page, limit, ...filters } = valid
+    return list(
+      this.#transport,
+      {
+        operation: 'customerUsers.list',
+        path: '/customer-users',
+        page,
+        limit,
+        body: filters,
+        item: customerUserSchema,
+        extra: {},
+        makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
+      },
+      options,
+    )
+  }
+
+  /**
+   * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
+   * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
+   * full object to keep existing keys.
+   * @param id The internal customer user `id` (not the external id); percent-encoded as one segment.
+   * @param params At least one of `name`, `email`, `metadata` (a plain JSON object).
+   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
+   * @returns The updated user: id, external_id, name, email, metadata, active, updated_at.
+   * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
+   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500);
+   * APIConnectionError; ResponseValidationError.
+   */
+  async update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): Promise<UpdatedCustomerUser> {
+    const validId = parseParams(idSchema, id, 'customerUsers.update (id)')
+    const body = parseParams(customerUserUpdateParamsSchema, params, 'customerUsers.update')
+    const validOptions = validateRequestOptions(options, 'customerUsers.update')
+    const response = await this.#transport.request({
+      method: 'PUT',
+      path: `/customer-users/${encodePathSegment(validId)}`,
+      body,
+      options: validOptions,
+    })
+    return parseResponse(updatedCustomerUserSchema, response, this.#transport.redactor)
+  }
+}

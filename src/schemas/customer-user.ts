@@ -1,0 +1,64 @@
+import * as z from 'zod'
+import { idSchema, pageParamsShape } from './common.ts'
+import { jsonObjectSchema } from './json.ts'
+
+/**
+ * A customer user: an end user of the company (spec, Resources: Customer user; Endpoint 2).
+ * `name`, `email`, `metadata` and `last_seen_at` also accept `null`: the spec does not show what a
+ * user created by token issuance (which knows only the external id) holds in them.
+ */
+export const customerUserSchema = z.object({
+  id: z.string(),
+  external_id: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  active: z.boolean(),
+  created_at: z.string(),
+  last_seen_at: z.string().nullable(),
+})
+
+/**
+ * What the service returns from an update (spec, Endpoint 3): the user without `created_at` and
+ * `last_seen_at`, with `updated_at`.
+ */
+export const updatedCustomerUserSchema = z.object({
+  id: z.string(),
+  external_id: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  active: z.boolean(),
+  updated_at: z.string(),
+})
+
+/**
+ * Parameters of `customerUsers.list` (spec, Endpoint 2): `page` and `limit` go in the query
+ * string; the filters `name`, `email` and `external_id` go in the JSON body. Filtering by
+ * `external_id` is the recommended lookup.
+ */
+export const customerUserListParamsSchema = z.strictObject({
+  ...pageParamsShape,
+  /** Filter by display name (the service decides exact or partial matching: not shown). */
+  name: z.string().min(1).optional(),
+  /** Filter by e-mail address. */
+  email: z.string().min(1).optional(),
+  /** Filter by the calling system's own user id. */
+  external_id: z.string().min(1).optional(),
+})
+
+/**
+ * Body of `customerUsers.update` (spec, Endpoint 3). Only supplied fields are sent; at least one
+ * is required. Whether `metadata` is merged or replaced is not shown: send the full object.
+ */
+export const customerUserUpdateParamsSchema = z
+  .strictObject({
+    name: z.string().optional(),
+    email: z.string().optional(),
+    metadata: jsonObjectSchema.optional(),
+  })
+  .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
+    message: 'Give at least one of name, email or metadata to update',
+  })
+
+export { idSchema as customerUserIdSchema }
