@@ -217,7 +217,7 @@ export class Transport {
       }
       return { status: response.statusCode, headers: responseHeaders, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) }
     } catch (error) {
-      if (response !== undefined && !response.body.destroyed) response.body.destroy()
+      if (response !== undefined) discard(response.body)
       if (error instanceof ChatServiceError) throw error
       if (signal?.aborted) throw userAbort(method, path)
       if (controller.signal.reason === timedOut || TIMEOUT_CODES.has(errorCode(error))) {
@@ -263,6 +263,12 @@ export class Transport {
       attempt,
     })
   }
+}
+
+/** Drops a response body we no longer want; its late 'error' (undici's AbortError) is expected, not a fault. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined)
+  if (!body.destroyed) body.destroy()
 }
 
 function isSuccess2xx(status: number): boolean {
