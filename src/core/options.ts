@@ -2,7 +2,6 @@ import type { Dispatcher } from 'undici'
 import * as z from 'zod'
 import type { LogLevel, Logger } from './logger.ts'
 import { LOG_LEVELS } from './logger.ts'
-import { parseParams } from './validate.ts'
 
 /** Default per-attempt timeout: 60,000 ms. */
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -131,18 +130,3 @@ export const listRequestOptionsSchema = z.strictObject({
   prefetch: z.number().int().min(0).max(32).optional(),
 })
 
-/**
- * Validates per-call options for `operation`.
- * @throws RequestValidationError listing every bad option; nothing is sent.
- */
-export function validateRequestOptions(options: RequestOptions | undefined, operation: string): RequestOptions {
-  return parseParams(requestOptionsSchema, options ?? {}, `${operation} (options)`) as RequestOptions
-}
-
-/**
- * Validates per-call options of a list method for `operation`.
- * @throws RequestValidationError listing every bad option; nothing is sent.
- */
-export function validateListRequestOptions(options: ListRequestOptions | undefined, operation: string): ListRequestOptions {
-  return parseParams(listRequestOptionsSchema, options ?? {}, `${operation} (options)`) as ListRequestOptions
-}

@@ -5,7 +5,7 @@ import {
   APITimeoutError,
   APIUserAbortError,
   ChatServiceError,
-  ResponseValidationError,
+  type ResponseValidationError,
   apiErrorFor,
 } from '../errors/index.ts'
 import { VERSION } from '../version.ts'
@@ -14,6 +14,7 @@ import type { RequestOptions } from './options.ts'
 import { RETRYABLE_STATUSES, MAX_RETRY_AFTER_MS, backoffDelay, serverRequestedDelay } from './retry.ts'
 import type { Redactor } from './redact.ts'
 import { queryString } from './url.ts'
+import { errorView, responseError } from './validate.ts'
 
 /** HTTP methods the service's operations use. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT'
@@ -142,16 +143,13 @@ export class Transport {
         if (spec.secretFields !== undefined) this.#rememberSecrets(response.body, spec.secretFields)
         this.#logAttempt(method, path, result.status, started, attempt)
         if (isSuccess(result.status)) {
-          if (typeof response.body === 'string' || response.body === undefined) throw notJson(response, this.redactor)
+          if (typeof response.body === 'string' || response.body === undefined) {
+            const message = response.body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
+            throw responseError(response, [{ path: [], code: 'invalid_type', message }], this.redactor)
+          }
           return response
         }
-        failure = apiErrorFor({
-          status: result.status,
-          headers: this.redactor.redactValue(result.headers),
-          body: this.redactor.redactValue(response.body),
-          method,
-          path,
-        })
+        failure = apiErrorFor(errorView(response, this.redactor))
         if (!RETRYABLE_STATUSES.has(result.status)) throw failure
         retryAfter = serverRequestedDelay(result.headers)
       } catch (error) {
@@ -207,12 +205,12 @@ export class Transport {
       const responseHeaders = flattenHeaders(response.headers)
       const limit = this.#config.maxResponseBytes
       const declared = Number(responseHeaders['content-length'])
-      if (Number.isFinite(declared) && declared > limit) throw tooLarge(response.statusCode, responseHeaders, method, path, limit)
+      if (Number.isFinite(declared) && declared > limit) throw this.#tooLarge(response.statusCode, responseHeaders, method, path, limit)
       const chunks: Buffer[] = []
       let size = 0
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
         size += chunk.length
-        if (size > limit) throw tooLarge(response.statusCode, responseHeaders, method, path, limit)
+        if (size > limit) throw this.#tooLarge(response.statusCode, responseHeaders, method, path, limit)
         chunks.push(chunk)
       }
       return { status: response.statusCode, headers: responseHeaders, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) }
@@ -233,6 +231,11 @@ export class Transport {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
     }
+  }
+
+  #tooLarge(status: number, headers: Record<string, string>, method: HttpMethod, path: string, limit: number): ResponseValidationError {
+    const issue = { path: [], code: 'too_big', message: `Response body exceeds maxResponseBytes (${limit} bytes); it was cut off` }
+    return responseError({ status, headers, body: undefined, method, path }, [issue], this.redactor)
   }
 
   #rememberSecrets(body: unknown, fields: readonly string[]): void {
@@ -277,26 +280,6 @@ function isSuccess2xx(status: number): boolean {
 
 function userAbort(method: string, path: string): APIUserAbortError {
   return new APIUserAbortError(`Request aborted by the caller's signal: ${method} ${path}`)
-}
-
-function tooLarge(status: number, headers: Record<string, string>, method: string, path: string, limit: number): ResponseValidationError {
-  return new ResponseValidationError({
-    status,
-    headers,
-    body: undefined,
-    method,
-    path,
-    issues: [{ path: [], code: 'too_big', message: `Response body exceeds maxResponseBytes (${limit} bytes); it was cut off` }],
-  })
-}
-
-function notJson(response: RawResponse, redactor: Redactor): ResponseValidationError {
-  return new ResponseValidationError({
-    ...response,
-    headers: redactor.redactValue(response.headers),
-    body: redactor.redactValue(response.body),
-    issues: [{ path: [], code: 'invalid_type', message: response.body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON' }],
-  })
 }
 
 function decodeBody(bytes: Buffer): unknown {

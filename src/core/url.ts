@@ -18,8 +18,9 @@ export interface ResolvedBaseUrl {
 /**
  * Reads a base URL given as an origin, or ending in `/rest/v1`, with or without a trailing slash,
  * and returns the parts that put exactly one `/rest/v1` in front of every path. Returns issues
- * instead when the URL is unusable: not http(s), carries credentials, a query or a fragment, or
- * ends in the doubled `/rest/v1/v1` prefix of the service's sample code.
+ * instead when the URL is unusable: not http(s), carries credentials, a query or a fragment, ends
+ * in the doubled `/rest/v1/v1` prefix of the service's sample code, or has `/rest/v1` followed by
+ * more path (`https://h/rest/v1/agents`).
  */
 export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue[] {
   let url: URL
@@ -46,8 +47,15 @@ export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue
       message: 'The URL ends in /rest/v1/v1, the doubled prefix of the sample code; the service lives under a single /rest/v1',
     })
   }
-  if (issues.length > 0) return issues
   if (path.endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length)
+  if (`${path}/`.includes(`${API_PREFIX}/`) && issues.length === 0) {
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: 'The URL has /rest/v1 followed by more path; give the origin, or a URL that ends in /rest/v1',
+    })
+  }
+  if (issues.length > 0) return issues
   const prefix = `${path}${API_PREFIX}`
   return { origin: url.origin, prefix, loopback: isLoopback(url.hostname), href: `${url.origin}${prefix}` }
 }

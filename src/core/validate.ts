@@ -1,5 +1,5 @@
 import type * as z from 'zod'
-import { RequestValidationError, ResponseValidationError, type ValidationIssue } from '../errors/index.ts'
+import { type APIErrorInit, RequestValidationError, ResponseValidationError, type ValidationIssue } from '../errors/index.ts'
 import type { Redactor } from './redact.ts'
 import type { RawResponse } from './transport.ts'
 
@@ -10,6 +10,37 @@ export function toIssues(issues: readonly z.core.$ZodIssue[]): ValidationIssue[]
     message: issue.message,
     code: issue.code,
   }))
+}
+
+/**
+ * Checks every argument of one call and throws one {@link RequestValidationError} listing every
+ * problem of every argument (an empty id and a bad page are reported together). Use `check` for
+ * each argument, then `done()` before sending anything.
+ * @internal
+ */
+export class ArgumentCheck {
+  readonly #operation: string
+  readonly #issues: ValidationIssue[] = []
+
+  constructor(operation: string) {
+    this.#operation = operation
+  }
+
+  /**
+   * Validates `value`; issues are recorded with `at` in front of their path. Returns zod's output,
+   * which is only meaningful once {@link done} has returned.
+   */
+  check<S extends z.ZodType>(schema: S, value: unknown, at: readonly (string | number)[] = []): z.output<S> {
+    const result = schema.safeParse(value)
+    if (result.success) return result.data
+    for (const issue of toIssues(result.error.issues)) this.#issues.push({ ...issue, path: [...at, ...issue.path] })
+    return undefined as z.output<S>
+  }
+
+  /** @throws RequestValidationError when any check failed. */
+  done(): void {
+    if (this.#issues.length > 0) throw new RequestValidationError(this.#operation, this.#issues)
+  }
 }
 
 /**
@@ -34,14 +65,24 @@ export function parseResponse<S extends z.ZodType>(schema: S, response: RawRespo
   return response.body as z.output<S>
 }
 
-/** Builds a {@link ResponseValidationError} for `response` with its body scrubbed of secrets. */
-export function responseError(response: RawResponse, issues: ValidationIssue[], redactor: Redactor): ResponseValidationError {
-  return new ResponseValidationError({
+/**
+ * What an error keeps of a response: status, method and path as they were; headers and body with
+ * every known secret scrubbed. Every error built from a response goes through here.
+ */
+export function errorView(response: RawResponse, redactor: Redactor): APIErrorInit {
+  return {
     status: response.status,
-    headers: response.headers,
+    headers: redactor.redactValue(response.headers),
     body: redactor.redactValue(response.body),
     method: response.method,
     path: response.path,
+  }
+}
+
+/** Builds a {@link ResponseValidationError} for `response`, secrets scrubbed (see {@link errorView}). */
+export function responseError(response: RawResponse, issues: ValidationIssue[], redactor: Redactor): ResponseValidationError {
+  return new ResponseValidationError({
+    ...errorView(response, redactor),
     issues: issues.map((issue) => ({ ...issue, message: redactor.redact(issue.message) })),
   })
 }

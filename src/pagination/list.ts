@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { validateListRequestOptions, type ListRequestOptions } from '../core/options.ts'
+import type { ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { parseResponse, responseError } from '../core/validate.ts'
 import { paginationSchema } from '../schemas/common.ts'
@@ -28,7 +28,7 @@ export interface ListOperation<T, P extends Page<T>, Extra extends z.ZodRawShape
 }
 
 /**
- * Runs a list operation: validates the options, sends the first page's request at once, and
+ * Runs a list operation with validated params and options: sends the first page's request at once, and
  * returns a {@link PagePromise} whose iteration fetches later pages with the same limit, filters
  * and options. Each response is validated, and its `pagination.page` must be the page asked for.
  * @internal
@@ -36,14 +36,8 @@ export interface ListOperation<T, P extends Page<T>, Extra extends z.ZodRawShape
 export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   transport: Transport,
   op: ListOperation<T, P, Extra>,
-  rawOptions: ListRequestOptions | undefined,
+  options: ListRequestOptions,
 ): PagePromise<T, P> {
-  let options: ListRequestOptions
-  try {
-    options = validateListRequestOptions(rawOptions, op.operation)
-  } catch (error) {
-    return rejected(error)
-  }
   const schema = z.object({ data: z.array(op.item), pagination: paginationSchema, ...op.extra })
   const { prefetch, ...requestOptions } = options
 

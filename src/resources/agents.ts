@@ -1,6 +1,6 @@
-import type { ListRequestOptions } from '../core/options.ts'
+import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
-import { parseParams } from '../core/validate.ts'
+import { ArgumentCheck } from '../core/validate.ts'
 import { list, rejected } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
@@ -27,9 +27,11 @@ export class Agents {
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
    */
   list(params: AgentListParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
-    let valid
+    const args = new ArgumentCheck('agents.list')
+    const valid = args.check(pageParamsSchema, params)
+    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
     try {
-      valid = parseParams(pageParamsSchema, params, 'agents.list')
+      args.done()
     } catch (error) {
       return rejected(error)
     }
@@ -44,7 +46,7 @@ export class Agents {
         extra: {},
         makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
       },
-      options,
+      validOptions,
     )
   }
 }

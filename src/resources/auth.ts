@@ -1,6 +1,6 @@
-import { validateRequestOptions, type RequestOptions } from '../core/options.ts'
+import { requestOptionsSchema, type RequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
-import { parseParams, parseResponse } from '../core/validate.ts'
+import { ArgumentCheck, parseResponse } from '../core/validate.ts'
 import { issueTokenParamsSchema, issueTokenResponseSchema } from '../schemas/auth.ts'
 import type { IssueTokenParams, IssueTokenResponse } from '../schemas/index.ts'
 
@@ -27,8 +27,10 @@ export class Auth {
    * (the spec does not list them); APIConnectionError; ResponseValidationError.
    */
   async issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse> {
-    const body = parseParams(issueTokenParamsSchema, params, 'auth.issueToken')
-    const validOptions = validateRequestOptions(options, 'auth.issueToken')
+    const args = new ArgumentCheck('auth.issueToken')
+    const body = args.check(issueTokenParamsSchema, params)
+    const validOptions = args.check(requestOptionsSchema, options ?? {}, ['options']) as RequestOptions
+    args.done()
     const response = await this.#transport.request({
       method: 'POST',
       path: '/auth/token',

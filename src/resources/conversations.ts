@@ -1,6 +1,6 @@
-import type { ListRequestOptions } from '../core/options.ts'
+import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
-import { parseParams } from '../core/validate.ts'
+import { ArgumentCheck } from '../core/validate.ts'
 import { list, rejected } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
@@ -30,9 +30,11 @@ export class Conversations {
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
    */
   list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
-    let valid
+    const args = new ArgumentCheck('conversations.list')
+    const valid = args.check(pageParamsSchema, params)
+    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
     try {
-      valid = parseParams(pageParamsSchema, params, 'conversations.list')
+      args.done()
     } catch (error) {
       return rejected(error)
     }
@@ -47,7 +49,7 @@ export class Conversations {
         extra: {},
         makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
       },
-      options,
+      validOptions,
     )
   }
 }

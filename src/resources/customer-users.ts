@@ -1,7 +1,7 @@
-import { validateRequestOptions, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
+import { listRequestOptionsSchema, requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
-import { parseParams, parseResponse } from '../core/validate.ts'
+import { ArgumentCheck, parseResponse } from '../core/validate.ts'
 import { list, rejected } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
@@ -34,9 +34,11 @@ export class CustomerUsers {
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser> {
-    let valid
+    const args = new ArgumentCheck('customerUsers.list')
+    const valid = args.check(customerUserListParamsSchema, params)
+    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
     try {
-      valid = parseParams(customerUserListParamsSchema, params, 'customerUsers.list')
+      args.done()
     } catch (error) {
       return rejected(error)
     }
@@ -53,7 +55,7 @@ export class CustomerUsers {
         extra: {},
         makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
       },
-      options,
+      validOptions,
     )
   }
 
@@ -70,9 +72,11 @@ export class CustomerUsers {
    * APIConnectionError; ResponseValidationError.
    */
   async update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): Promise<UpdatedCustomerUser> {
-    const validId = parseParams(idSchema, id, 'customerUsers.update (id)')
-    const body = parseParams(customerUserUpdateParamsSchema, params, 'customerUsers.update')
-    const validOptions = validateRequestOptions(options, 'customerUsers.update')
+    const args = new ArgumentCheck('customerUsers.update')
+    const validId = args.check(idSchema, id, ['id'])
+    const body = args.check(customerUserUpdateParamsSchema, params)
+    const validOptions = args.check(requestOptionsSchema, options ?? {}, ['options']) as RequestOptions
+    args.done()
     const response = await this.#transport.request({
       method: 'PUT',
       path: `/customer-users/${encodePathSegment(validId)}`,

@@ -1,7 +1,7 @@
-import type { ListRequestOptions } from '../core/options.ts'
+import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
-import { parseParams } from '../core/validate.ts'
+import { ArgumentCheck } from '../core/validate.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { list, rejected } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
@@ -44,11 +44,12 @@ export class ConversationMessages {
    * InternalServerError (500); APIConnectionError; ResponseValidationError.
    */
   list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
-    let valid
-    let id
+    const args = new ArgumentCheck('conversations.messages.list')
+    const id = args.check(idSchema, conversationId, ['conversationId'])
+    const valid = args.check(messageListParamsSchema, params)
+    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
     try {
-      id = parseParams(idSchema, conversationId, 'conversations.messages.list (conversationId)')
-      valid = parseParams(messageListParamsSchema, params, 'conversations.messages.list')
+      args.done()
     } catch (error) {
       return rejected(error)
     }
@@ -63,7 +64,7 @@ export class ConversationMessages {
         extra: { conversation: messageConversationSchema },
         makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
       },
-      options,
+      validOptions,
     )
   }
 }
