@@ -1,0 +1,319 @@
+/**
+ * The fake's in-memory data: companies, their API keys and records.
+ *
+ * Every record belongs to exactly one company; lookups always go through a
+ * company, so another company's records are simply absent (spec: "a record of
+ * another company is treated as nonexistent").
+ *
+ * List order (spec: "not shown"): every list is ordered by `created_at`
+ * ascending, then `id` ascending (code-unit order). Messages use the same
+ * order, which is the spec's "chronologically, oldest first".
+ *
+ * @module
+ */
+import { timingSafeEqual } from 'node:crypto'
+import type {
+  AgentRecord,
+  CompanySeed,
+  ConversationSeed,
+  FakeSeed,
+  MessageRecord,
+  StoredCustomerUser,
+} from './types.ts'
+
+/** A conversation as held by the fake. */
+export interface ConversationState {
+  readonly record: Omit<ConversationSeed, 'message_count'>
+  /** `message_count` given in the seed, used while no message is known. */
+  declaredCount: number
+  /** Messages of this conversation (references to seed objects). */
+  messages: MessageRecord[]
+  sorted: boolean
+}
+
+/** One company's data. */
+export interface CompanyState {
+  readonly id: string
+  name: string | undefined
+  readonly users: Map<string, StoredCustomerUser>
+  readonly usersByExternalId: Map<string, StoredCustomerUser>
+  readonly agents: Map<string, AgentRecord>
+  readonly conversations: Map<string, ConversationState>
+  userList: StoredCustomerUser[]
+  usersSorted: boolean
+  agentList: AgentRecord[]
+  agentsSorted: boolean
+  conversationList: ConversationState[]
+  conversationsSorted: boolean
+}
+
+/** Compares two ISO 8601 timestamps chronologically (falls back to text order). */
+export function compareIso(a: string, b: string): number {
+  if (a.length === b.length && a.endsWith('Z') && b.endsWith('Z')) return a < b ? -1 : a > b ? 1 : 0
+  const ta = Date.parse(a)
+  const tb = Date.parse(b)
+  if (!Number.isNaN(ta) && !Number.isNaN(tb) && ta !== tb) return ta - tb
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+function byCreatedThenId(a: { created_at: string; id: string }, b: { created_at: string; id: string }): number {
+  return compareIso(a.created_at, b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+}
+
+function isSorted<T>(list: readonly T[], cmp: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < list.length; i++) if (cmp(list[i - 1] as T, list[i] as T) > 0) return false
+  return true
+}
+
+function sortInPlace<T>(list: T[], cmp: (a: T, b: T) => number): void {
+  if (!isSorted(list, cmp)) list.sort(cmp)
+}
+
+const byConversation = (a: ConversationState, b: ConversationState): number => byCreatedThenId(a.record, b.record)
+
+function seedError(message: string): Error {
+  return new Error(`chat-service-sdk/testing: invalid seed: ${message}`)
+}
+
+function requireId(kind: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw seedError(`${kind} id must be a non-empty string`)
+  return value
+}
+
+/** All data of one fake service instance. */
+export class ServiceState {
+  readonly companies = new Map<string, CompanyState>()
+  readonly keys = new Map<string, { companyId: string; keySecret: string }>()
+  #userCounter = 0
+
+  /** Removes everything. */
+  clear(): void {
+    this.companies.clear()
+    this.keys.clear()
+    this.#userCounter = 0
+  }
+
+  /**
+   * Adds the seed's companies, keys and records. Duplicate ids, a `keyId`
+   * already used with another secret or company, and messages of an unknown
+   * conversation throw, and then nothing of the seed is applied.
+   */
+  seed(data: FakeSeed): void {
+    if (data === null || typeof data !== 'object' || !Array.isArray(data.companies)) {
+      throw seedError('expected { companies: [...] }')
+    }
+    this.#validate(data.companies)
+    for (const company of data.companies) this.#seedCompany(company)
+  }
+
+  #validate(companies: readonly CompanySeed[]): void {
+    const keys = new Map<string, { companyId: string; keySecret: string }>()
+    const seen = new Map<string, { users: Set<string>; externals: Set<string>; agents: Set<string>; conversations: Set<string> }>()
+    for (const seed of companies) {
+      const companyId = requireId('company', seed?.id)
+      const existing = this.companies.get(companyId)
+      let ids = seen.get(companyId)
+      if (!ids) {
+        ids = { users: new Set(), externals: new Set(), agents: new Set(), conversations: new Set() }
+        seen.set(companyId, ids)
+      }
+      for (const key of seed.keys ?? []) {
+        const keyId = requireId('key', key?.keyId)
+        if (typeof key.keySecret !== 'string' || key.keySecret === '') throw seedError(`key ${keyId}: keySecret must be a non-empty string`)
+        const known = keys.get(keyId) ?? this.keys.get(keyId)
+        if (known && (known.companyId !== companyId || known.keySecret !== key.keySecret)) {
+          throw seedError(`key ${keyId} is already registered`)
+        }
+        keys.set(keyId, { companyId, keySecret: key.keySecret })
+      }
+      for (const agent of seed.agents ?? []) {
+        const id = requireId('agent', agent?.id)
+        if (ids.agents.has(id) || existing?.agents.has(id)) throw seedError(`duplicate agent id ${id} in company ${companyId}`)
+        ids.agents.add(id)
+      }
+      for (const user of seed.customerUsers ?? []) {
+        const id = requireId('customer user', user?.id)
+        if (ids.users.has(id) || existing?.users.has(id)) throw seedError(`duplicate customer user id ${id} in company ${companyId}`)
+        if (typeof user.external_id !== 'string') throw seedError(`customer user ${id}: external_id must be a string`)
+        if (ids.externals.has(user.external_id) || existing?.usersByExternalId.has(user.external_id)) {
+          throw seedError(`duplicate customer user external_id ${user.external_id} in company ${companyId}`)
+        }
+        ids.users.add(id)
+        ids.externals.add(user.external_id)
+      }
+      for (const conversation of seed.conversations ?? []) {
+        const id = requireId('conversation', conversation?.id)
+        if (ids.conversations.has(id) || existing?.conversations.has(id)) {
+          throw seedError(`duplicate conversation id ${id} in company ${companyId}`)
+        }
+        ids.conversations.add(id)
+      }
+      const messages = seed.messages ?? []
+      let lastOk: string | undefined
+      for (let i = 0; i < messages.length; i++) {
+        const message = messages[i] as MessageRecord
+        const conversationId = message?.conversation_id
+        if (conversationId === lastOk) continue
+        if (!ids.conversations.has(conversationId) && !existing?.conversations.has(conversationId)) {
+          throw seedError(`message ${String(message?.id)} refers to unknown conversation ${String(conversationId)} of company ${companyId}`)
+        }
+        lastOk = conversationId
+      }
+    }
+  }
+
+  /** Applies one company's seed (validated by #validate). */
+  #seedCompany(seed: CompanySeed): void {
+    const companyId = seed.id
+    let company = this.companies.get(companyId)
+    if (!company) {
+      company = {
+        id: companyId,
+        name: seed.name,
+        users: new Map(),
+        usersByExternalId: new Map(),
+        agents: new Map(),
+        conversations: new Map(),
+        userList: [],
+        usersSorted: true,
+        agentList: [],
+        agentsSorted: true,
+        conversationList: [],
+        conversationsSorted: true,
+      }
+      this.companies.set(companyId, company)
+    } else if (seed.name !== undefined) {
+      company.name = seed.name
+    }
+    for (const key of seed.keys ?? []) this.keys.set(key.keyId, { companyId, keySecret: key.keySecret })
+    for (const agent of seed.agents ?? []) {
+      const copy: AgentRecord = {
+        id: agent.id,
+        name: agent.name,
+        active: agent.active,
+        created_at: agent.created_at,
+        updated_at: agent.updated_at,
+      }
+      company.agents.set(copy.id, copy)
+      company.agentList.push(copy)
+      company.agentsSorted = false
+    }
+    for (const user of seed.customerUsers ?? []) {
+      this.addUser(company, {
+        id: user.id,
+        external_id: user.external_id,
+        name: user.name,
+        email: user.email,
+        metadata: structuredClone(user.metadata ?? {}),
+        active: user.active,
+        created_at: user.created_at,
+        last_seen_at: user.last_seen_at,
+        updated_at: user.updated_at ?? user.created_at,
+      })
+    }
+    for (const conversation of seed.conversations ?? []) {
+      const state: ConversationState = {
+        record: {
+          id: conversation.id,
+          title: conversation.title,
+          customer_user_id: conversation.customer_user_id,
+          created_at: conversation.created_at,
+          updated_at: conversation.updated_at,
+        },
+        declaredCount: conversation.message_count ?? 0,
+        messages: [],
+        sorted: true,
+      }
+      company.conversations.set(state.record.id, state)
+      company.conversationList.push(state)
+      company.conversationsSorted = false
+    }
+    const messages = seed.messages ?? []
+    let last: ConversationState | undefined
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i] as MessageRecord
+      const conversation =
+        last !== undefined && last.record.id === message.conversation_id
+          ? last
+          : (company.conversations.get(message.conversation_id) as ConversationState)
+      conversation.messages.push(message)
+      conversation.sorted = false
+      last = conversation
+    }
+  }
+
+  /** Adds a user record (already validated) to a company. */
+  addUser(company: CompanyState, user: StoredCustomerUser): void {
+    company.users.set(user.id, user)
+    company.usersByExternalId.set(user.external_id, user)
+    company.userList.push(user)
+    company.usersSorted = false
+  }
+
+  /** A fresh internal customer-user id, unique within the company. */
+  newUserId(company: CompanyState): string {
+    let id: string
+    do {
+      this.#userCounter++
+      id = `cu_fake_${String(this.#userCounter).padStart(6, '0')}`
+    } while (company.users.has(id))
+    return id
+  }
+
+  /** The company a key pair authenticates as, or `undefined`. */
+  authenticate(keyId: unknown, keySecret: unknown): CompanyState | undefined {
+    if (typeof keyId !== 'string' || typeof keySecret !== 'string') return undefined
+    const key = this.keys.get(keyId)
+    if (!key) return undefined
+    const a = Buffer.from(keySecret)
+    const b = Buffer.from(key.keySecret)
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined
+    return this.companies.get(key.companyId)
+  }
+
+  /** The first company in insertion order. */
+  firstCompany(): CompanyState | undefined {
+    return this.companies.values().next().value
+  }
+
+  /** Users in list order (created_at, then id). */
+  users(company: CompanyState): readonly StoredCustomerUser[] {
+    if (!company.usersSorted) {
+      sortInPlace(company.userList, byCreatedThenId)
+      company.usersSorted = true
+    }
+    return company.userList
+  }
+
+  /** Agents in list order (created_at, then id). */
+  agents(company: CompanyState): readonly AgentRecord[] {
+    if (!company.agentsSorted) {
+      sortInPlace(company.agentList, byCreatedThenId)
+      company.agentsSorted = true
+    }
+    return company.agentList
+  }
+
+  /** Conversations in list order (created_at, then id). */
+  conversations(company: CompanyState): readonly ConversationState[] {
+    if (!company.conversationsSorted) {
+      sortInPlace(company.conversationList, byConversation)
+      company.conversationsSorted = true
+    }
+    return company.conversationList
+  }
+
+  /** Messages of a conversation, oldest first (created_at, then id). */
+  messages(conversation: ConversationState): readonly MessageRecord[] {
+    if (!conversation.sorted) {
+      sortInPlace(conversation.messages, byCreatedThenId)
+      conversation.sorted = true
+    }
+    return conversation.messages
+  }
+}
+
+/** `message_count` as reported: the number of known messages, else the seeded count. */
+export function messageCount(conversation: ConversationState): number {
+  return conversation.messages.length > 0 ? conversation.messages.length : conversation.declaredCount
+}

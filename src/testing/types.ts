@@ -1,0 +1,247 @@
+/**
+ * Public types of the fake Chat Service (`chat-service-sdk/testing`).
+ *
+ * Records use the service's own field names (snake_case), as in the spec's
+ * "Resources and their fields". This file is independent of the SDK's own
+ * types on purpose: the fake is a second, separate reading of the spec.
+ *
+ * @module
+ */
+
+/**
+ * A customer user as the service stores and lists it (spec: "Customer user").
+ * Timestamps are ISO 8601 strings.
+ *
+ * `name` and `email` may be `null` in the fake: a user created implicitly by
+ * token issuance has no name or e-mail yet (the spec does not say what the
+ * service stores then; `null` is the fake's choice).
+ */
+export interface CustomerUserRecord {
+  /** Internal customer user id. */
+  id: string
+  /** The calling system's own user id (token issuance `userId`). */
+  external_id: string
+  /** Display name; `null` for a user created by token issuance. */
+  name: string | null
+  /** E-mail address; `null` for a user created by token issuance. */
+  email: string | null
+  /** Free-form JSON object; nesting allowed. */
+  metadata: Record<string, unknown>
+  /** Whether the user is active. */
+  active: boolean
+  /** ISO 8601 creation time. */
+  created_at: string
+  /** ISO 8601 time of last activity (moved by token issuance). */
+  last_seen_at: string
+}
+
+/**
+ * A customer user as seeded into the fake: the listed fields plus an optional
+ * internal `updated_at` (the update endpoint returns it; the list does not).
+ * When omitted, `updated_at` starts equal to `created_at`.
+ */
+export type CustomerUserSeed = CustomerUserRecord & { updated_at?: string }
+
+/** A customer user as held by the fake: always has the internal `updated_at`. */
+export type StoredCustomerUser = CustomerUserRecord & { updated_at: string }
+
+/**
+ * The exact response of `PUT /rest/v1/customer-users/:id` (spec endpoint 3):
+ * id, external_id, name, email, metadata, active, updated_at.
+ */
+export interface UpdatedCustomerUserRecord {
+  id: string
+  external_id: string
+  name: string | null
+  email: string | null
+  metadata: Record<string, unknown>
+  active: boolean
+  updated_at: string
+}
+
+/** An agent (spec: "Agent"). Timestamps are ISO 8601 strings. */
+export interface AgentRecord {
+  id: string
+  name: string
+  /** Agents may be inactive; the list returns them too (spec endpoint 4). */
+  active: boolean
+  created_at: string
+  updated_at: string
+}
+
+/** A conversation (spec: "Conversation"). Timestamps are ISO 8601 strings. */
+export interface ConversationRecord {
+  id: string
+  title: string
+  /** Internal id of the customer user. */
+  customer_user_id: string
+  /** Number of messages; see {@link ConversationSeed} for how the fake computes it. */
+  message_count: number
+  created_at: string
+  updated_at: string
+}
+
+/**
+ * A conversation as seeded. `message_count` is optional: when the company has
+ * at least one message of this conversation, the count of those messages is
+ * used and a seeded `message_count` is ignored (single source of truth);
+ * otherwise the seeded value (default 0) is reported.
+ */
+export type ConversationSeed = Omit<ConversationRecord, 'message_count'> & { message_count?: number }
+
+/** A message (spec: "Message"). */
+export interface MessageRecord {
+  id: string
+  content: string
+  /** `user` (from the customer user) or `assistant` (from the AI agent). */
+  role: 'user' | 'assistant'
+  conversation_id: string
+  /** ISO 8601 creation time; messages are listed oldest first. */
+  created_at: string
+}
+
+/** An API key pair of one company (spec: Authentication). */
+export interface ApiKeySeed {
+  keyId: string
+  keySecret: string
+}
+
+/** One company's part of a {@link FakeSeed}. */
+export interface CompanySeed {
+  /** Company id; reported as `user.companyId` by token issuance. */
+  id: string
+  /** Optional display name (not exposed by any endpoint). */
+  name?: string
+  /** Key pairs that authenticate as this company. `keyId`s are unique across companies. */
+  keys: ApiKeySeed[]
+  agents?: AgentRecord[]
+  customerUsers?: CustomerUserSeed[]
+  conversations?: ConversationSeed[]
+  /**
+   * Messages; each must belong to a conversation of the same company (seeded in
+   * the same or an earlier call). The fake keeps references to these objects
+   * (no copy, to stay compact with millions of messages): do not mutate them.
+   */
+  messages?: MessageRecord[]
+}
+
+/**
+ * Data to load into the fake: companies, each with its keys and records.
+ * Produced by {@link generateDataset} or written by hand.
+ */
+export interface FakeSeed {
+  companies: CompanySeed[]
+}
+
+/** How the customer-user `name` and `email` filters match (spec: "not shown"). */
+export type FilterMatch = 'exact' | 'partial'
+
+/** Options of `createFakeChatService`. */
+export interface FakeChatServiceOptions {
+  /** Initial data; `reset()` returns to it. */
+  seed?: FakeSeed
+  /**
+   * How the `name` and `email` filters of `GET /rest/v1/customer-users` match.
+   * `'exact'` (default): case-sensitive string equality. `'partial'`:
+   * case-insensitive substring. `external_id` always matches exactly.
+   */
+  filterMatch?: FilterMatch
+  /** HMAC-SHA256 key for chat tokens. Default: 32 random bytes per instance. */
+  tokenSecret?: string
+  /** Clock for timestamps and token `iat`/`exp`/expiry checks. Default `() => new Date()`. */
+  now?: () => Date
+  /** Fixed delay in ms added before every response (both modes). Default 0. */
+  latencyMs?: number
+  /**
+   * Whether to record requests in `requests`. Default `true`; turn off for
+   * long benchmarks so memory does not grow with each request.
+   */
+  recordRequests?: boolean
+}
+
+/**
+ * A fault to inject instead of (or on top of) the normal response; see
+ * `FakeChatService.failNext`.
+ *
+ * - `status` / `body`: a synthetic response replaces normal handling (the
+ *   request is not processed, state does not change). `body` as an object is
+ *   sent as JSON (`application/json; charset=utf-8`); a string is sent as
+ *   `text/plain; charset=utf-8` and a Buffer as `application/octet-stream`
+ *   (override with `headers['content-type']`). `status` (200-599) defaults to 500
+ *   when only `body` is given; a `status` >= 400 without `body` gets the fake's
+ *   error body `{ "error": { "status", "message" } }`, a lower one an empty body.
+ * - `headers`: added to the response (synthetic or normal), overriding.
+ * - `delayMs`: ms to wait before sending the headers ("slow headers").
+ * - `bodyDelayMs`: send the headers and the first half of the body, wait this
+ *   many ms, then send the rest ("slow body"). `content-length` is the full length.
+ * - `dropConnection`: `'before-headers'` resets the socket before any response
+ *   byte (the request is recorded but not processed); `'mid-body'` sends the
+ *   headers (full `content-length`) and the first half of the body, then
+ *   destroys the socket (the request IS processed, e.g. an update is applied).
+ * - With neither `status` nor `body`, delays and drops apply to the normal response.
+ * - `match`: only requests with this method (case-insensitive) and pathname
+ *   (as received, not decoded; string = equality, RegExp = test) consume the fault.
+ */
+export interface FaultSpec {
+  status?: number
+  headers?: Record<string, string>
+  body?: string | Buffer | object
+  delayMs?: number
+  bodyDelayMs?: number
+  dropConnection?: 'before-headers' | 'mid-body'
+  match?: { method?: string; path?: string | RegExp }
+}
+
+/**
+ * One request as the fake received it. This is the only place the fake
+ * exposes key secrets (inside `body` / `rawBody`).
+ */
+export interface RecordedRequest {
+  /** Upper-case HTTP method. */
+  method: string
+  /** Pathname as received, NOT percent-decoded (msw mode: as normalised by WHATWG URL). */
+  path: string
+  /** Full request target: pathname plus `?query` if any. */
+  rawPath: string
+  /** Query parameters (decoded; first value wins when repeated). */
+  query: Record<string, string>
+  /** Lower-case header names; repeated headers joined with `, `. */
+  headers: Record<string, string>
+  /** Parsed JSON body, or the raw text when it is not JSON, or `undefined` when there is none or it was invisible. */
+  body: unknown
+  /** The body text as received; `undefined` when empty or invisible. */
+  rawBody: string | undefined
+  /** `false` only in msw mode for GET/HEAD, whose body a fetch `Request` cannot carry. */
+  bodyVisible: boolean
+  /** Wall-clock receive time, ms since the epoch (`Date.now()`, not the `now` option). */
+  time: number
+}
+
+/** Claims of a chat token issued by the fake (times in seconds since the epoch). */
+export interface TokenClaims {
+  /** Internal customer user id. */
+  sub: string
+  external_id: string
+  company_id: string
+  /** Bound agent id, or `null` when `agentId` was omitted. */
+  agent_id: string | null
+  /** Issued at, seconds. */
+  iat: number
+  /** Expires at, seconds. */
+  exp: number
+}
+
+/** Result of `FakeChatService.verifyToken`. */
+export type VerifyTokenResult =
+  | { valid: true; claims: TokenClaims }
+  | { valid: false; reason: 'malformed' | 'bad-signature' | 'expired' }
+
+/** A server started by `FakeChatService.listen`. */
+export interface FakeServerHandle {
+  /** Origin of the server, e.g. `http://127.0.0.1:41234` (no path, no trailing slash). */
+  url: string
+  /** Stops the server and destroys every open (keep-alive) socket. */
+  close(): Promise<void>
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>
+}
