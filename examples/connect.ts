@@ -1,0 +1,41 @@
+// Shared by the examples: a client for the real service when CHAT_SERVICE_BASE_URL,
+// CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET are set, else for the embedded fake service
+// seeded with a realistic generated dataset.
+import { ChatServiceClient } from 'chat-service-sdk'
+import { createFakeChatService, generateDataset } from 'chat-service-sdk/testing'
+
+export interface Connection {
+  client: ChatServiceClient
+  /** What the client talks to, for the reader. */
+  description: string
+  /** Releases the client and, for the fake, its server. */
+  close(): Promise<void>
+}
+
+/** Volumes of the embedded fake's dataset. */
+export const FAKE_VOLUMES = { agents: 5, customerUsers: 500, conversations: 60, messages: 10_000 }
+
+export async function connect(): Promise<Connection> {
+  const { CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret } = process.env
+  if (baseUrl && keyId && keySecret) {
+    const client = new ChatServiceClient({ baseUrl, keyId, keySecret })
+    return { client, description: `the service at ${client.baseUrl}`, close: () => client.close() }
+  }
+  const seed = generateDataset({ seed: 42, ...FAKE_VOLUMES })
+  const key = seed.companies[0]?.keys[0]
+  if (key === undefined) throw new Error('generated dataset has no API key')
+  const fake = createFakeChatService({ seed })
+  const server = await fake.listen()
+  const client = new ChatServiceClient({ baseUrl: server.url, keyId: key.keyId, keySecret: key.keySecret })
+  const { agents, customerUsers, conversations, messages } = FAKE_VOLUMES
+  return {
+    client,
+    description:
+      `the embedded fake service at ${server.url} (CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET are not all set), ` +
+      `seeded with ${agents} agents, ${customerUsers} customer users, ${conversations} conversations and ${messages} messages`,
+    close: async () => {
+      await client.close()
+      await server.close()
+    },
+  }
+}
