@@ -11,5 +11,12 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: '.ci/out/coverage',
+      thresholds: { lines: 90, branches: 85 },
+    },
   },
 })

@@ -30,7 +30,7 @@ import { CustomerUsers } from './resources/customer-users.ts'
  *
  * Every request goes to exactly one `/rest/v1` prefix and carries `keyId` and `keySecret` as members
  * of a JSON body (GET included), never in a header or the URL. The client owns a keep-alive
- * connection pool; release it with {@link close} or `await using`.
+ * connection pool; release it with {@link ChatServiceClient.close} or `await using`.
  *
  * @throws RequestValidationError from the constructor when an option is missing or invalid (an
  * empty `keyId`, a `baseUrl` that is not http(s), an `http:` URL on a non-loopback host without
@@ -54,7 +54,7 @@ export class ChatServiceClient implements AsyncDisposable {
 
   constructor(options: ClientOptions) {
     const browserLike = typeof (globalThis as { window?: unknown }).window !== 'undefined' || typeof (globalThis as { document?: unknown }).document !== 'undefined'
-    if (browserLike && options?.dangerouslyAllowBrowser !== true) {
+    if (browserLike && (options as ClientOptions | undefined)?.dangerouslyAllowBrowser !== true) {
       throw new ChatServiceError(
         'ChatServiceClient refuses to run where `window` or `document` exists: the key secret must stay on your server (spec, Authentication 4). ' +
           'Issue chat tokens on the server and send only the token to the browser, or pass dangerouslyAllowBrowser: true if this really is a server.',
@@ -104,7 +104,7 @@ export class ChatServiceClient implements AsyncDisposable {
     return this.#transport.close()
   }
 
-  /** Same as {@link close}; lets you write `await using client = new ChatServiceClient(...)`. */
+  /** Same as {@link ChatServiceClient.close}; lets you write `await using client = new ChatServiceClient(...)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close()
   }
@@ -114,7 +114,7 @@ export class ChatServiceClient implements AsyncDisposable {
     return { baseUrl: this.baseUrl, keyId: this.keyId, keySecret: REDACTED }
   }
 
-  /** @internal util.inspect shows the same safe view as {@link toJSON}. */
+  /** @internal util.inspect shows the same safe view as {@link ChatServiceClient.toJSON}. */
   [inspect.custom](): string {
     return `ChatServiceClient ${inspect(this.toJSON())}`
   }

@@ -58,24 +58,19 @@ function scrub(value: unknown, redact: (s: string) => string, seen: WeakSet<obje
   if (value === null || typeof value !== 'object' || seen.has(value)) return value
   seen.add(value)
   if (Array.isArray(value)) {
-    let changed = false
-    const out = value.map((item) => {
-      const next = scrub(item, redact, seen)
-      if (next !== item) changed = true
-      return next
-    })
-    return changed ? out : value
+    const out = value.map((item: unknown) => scrub(item, redact, seen))
+    return out.some((item, i) => item !== value[i]) ? out : value
   }
   if (Buffer.isBuffer(value)) return value
+  const out: Record<string, unknown> = {}
   let changed = false
-  const entries = Object.entries(value).map(([key, item]) => {
+  for (const [key, item] of Object.entries(value)) {
     const nextKey = redact(key)
     const next = scrub(item, redact, seen)
-    if (next !== item || nextKey !== key) changed = true
-    return [nextKey, next] as const
-  })
+    if (nextKey !== key || next !== item) changed = true
+    // defineProperty, not assignment: a `__proto__` key stays plain data.
+    Object.defineProperty(out, nextKey, { value: next, enumerable: true, writable: true, configurable: true })
+  }
   if (!changed) return value
-  const out: Record<string, unknown> = {}
-  for (const [key, item] of entries) Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true })
   return out
 }

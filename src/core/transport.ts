@@ -187,8 +187,12 @@ export class Transport {
     signal: AbortSignal | undefined,
   ): Promise<AttemptResult> {
     const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(timedOut), timeout)
-    const onAbort = (): void => controller.abort(signal?.reason)
+    const timer = setTimeout(() => {
+      controller.abort(timedOut)
+    }, timeout)
+    const onAbort = (): void => {
+      controller.abort(signal?.reason)
+    }
     signal?.addEventListener('abort', onAbort, { once: true })
     let response: Dispatcher.ResponseData | undefined
     try {

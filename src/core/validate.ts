@@ -37,9 +37,15 @@ export class ArgumentCheck {
     return undefined as z.output<S>
   }
 
+  /** The error listing every issue found so far, or `undefined` when every check passed. */
+  error(): RequestValidationError | undefined {
+    return this.#issues.length > 0 ? new RequestValidationError(this.#operation, this.#issues) : undefined
+  }
+
   /** @throws RequestValidationError when any check failed. */
   done(): void {
-    if (this.#issues.length > 0) throw new RequestValidationError(this.#operation, this.#issues)
+    const error = this.error()
+    if (error !== undefined) throw error
   }
 }
 

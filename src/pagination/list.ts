@@ -60,7 +60,7 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
           transport.redactor,
         )
       }
-      return op.makePage(parsed.data, parsed.pagination, parsed, source as PageSource<Page<T>>)
+      return op.makePage(parsed.data, parsed.pagination, parsed, source)
     },
   }
   const first = source.fetch(op.page ?? 1)
@@ -68,7 +68,7 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
 }
 
 /** A PagePromise that rejects with `error` (bad params): nothing is sent. @internal */
-export function rejected<T, P extends Page<T>>(error: unknown): PagePromise<T, P> {
-  const first = Promise.reject(error as Error)
+export function rejected<T, P extends Page<T>>(error: Error): PagePromise<T, P> {
+  const first = Promise.reject(error)
   return new PagePromise<T, P>(first, { prefetch: 0, fetch: () => first })
 }

@@ -7,7 +7,7 @@ import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
  * - `for await (const item of it)` for every item of every page;
  * - `for await (const page of it.pages())` for page after page.
  *
- * Iteration follows the spec's paging rule (read page p+1 only while p < `total_pages` of the latest
+ * Iteration follows the spec's paging rule (read page p+1 only while `p < total_pages` of the latest
  * response) and starts at the `page` you gave. Errors are those of the request: APIError subclasses,
  * APIConnectionError, APIUserAbortError, RequestValidationError (bad params; nothing was sent) and
  * ResponseValidationError.

@@ -5,7 +5,7 @@ import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 /**
  * One page of a list operation (spec, Endpoints 2, 4–6): its `data` and the service's
  * `pagination` block. Iterating a page with `for await` yields its items and then those of every
- * later page, following the spec's paging rule (read page p+1 only while p < `total_pages` of the
+ * later page, following the spec's paging rule (read page p+1 only while `p < total_pages` of the
  * latest response).
  */
 export class Page<T> implements AsyncIterable<T> {
@@ -29,7 +29,7 @@ export class Page<T> implements AsyncIterable<T> {
 
   /**
    * Fetches the next page with the same `limit`, filters and options.
-   * @throws ChatServiceError when there is no next page (check {@link hasNextPage} first), and
+   * @throws ChatServiceError when there is no next page (check {@link Page.hasNextPage} first), and
    * whatever the request throws (APIError, APIConnectionError, ...).
    */
   getNextPage(): Promise<this> {

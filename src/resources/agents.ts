@@ -20,8 +20,8 @@ export class Agents {
   /**
    * Lists every agent of the company, active or not: `GET /rest/v1/agents?page&limit`
    * (spec, Endpoint 4). Check `active` before binding an agent to a token.
-   * @param params `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every agent.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
@@ -30,11 +30,8 @@ export class Agents {
     const args = new ArgumentCheck('agents.list')
     const valid = args.check(pageParamsSchema, params)
     const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    try {
-      args.done()
-    } catch (error) {
-      return rejected(error)
-    }
+    const invalid = args.error()
+    if (invalid !== undefined) return rejected(invalid)
     return list(
       this.#transport,
       {

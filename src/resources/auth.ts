@@ -18,9 +18,9 @@ export class Auth {
    * `POST /rest/v1/auth/token` (spec, Endpoint 1). Only HTTP 200 is success. The service upserts
    * the user by `userId`, so a retried call is safe; pass `{ maxRetries: 0 }` to turn retries off.
    * The token is remembered by the client (last 1,024) and scrubbed from its errors and logs.
-   * @param params `userId` (your id of the end user), optional `agentId`, optional `expiresIn`
+   * @param params - `userId` (your id of the end user), optional `agentId`, optional `expiresIn`
    * (`'<n>h'` or `'<n>d'`, default 24 h).
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
    * @returns `{ token, user: { id, externalId, companyId, agentId }, agent }`. Store `user.id` to
    * invalidate tokens later. `agent` (and `user.agentId`) may be null or absent when no agentId was given.
    * @throws RequestValidationError (nothing sent); APIError subclasses for any status but 200

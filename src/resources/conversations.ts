@@ -23,8 +23,8 @@ export class Conversations {
 
   /**
    * Lists every conversation of the company: `GET /rest/v1/conversations?page&limit` (spec, Endpoint 5).
-   * @param params `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every conversation.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
@@ -33,11 +33,8 @@ export class Conversations {
     const args = new ArgumentCheck('conversations.list')
     const valid = args.check(pageParamsSchema, params)
     const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    try {
-      args.done()
-    } catch (error) {
-      return rejected(error)
-    }
+    const invalid = args.error()
+    if (invalid !== undefined) return rejected(invalid)
     return list(
       this.#transport,
       {

@@ -27,8 +27,8 @@ export class CustomerUsers {
    * Lists customer users: `GET /rest/v1/customer-users?page&limit` (spec, Endpoint 2). `page` and
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
-   * @param params `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
@@ -37,11 +37,8 @@ export class CustomerUsers {
     const args = new ArgumentCheck('customerUsers.list')
     const valid = args.check(customerUserListParamsSchema, params)
     const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    try {
-      args.done()
-    } catch (error) {
-      return rejected(error)
-    }
+    const invalid = args.error()
+    if (invalid !== undefined) return rejected(invalid)
     const { page, limit, ...filters } = valid
     return list(
       this.#transport,
@@ -63,9 +60,9 @@ export class CustomerUsers {
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
    * full object to keep existing keys.
-   * @param id The internal customer user `id` (not the external id); percent-encoded as one segment.
-   * @param params At least one of `name`, `email`, `metadata` (a plain JSON object).
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
+   * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
+   * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
    * @returns The updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
    * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500);

@@ -35,9 +35,9 @@ export class ConversationMessages {
    * Lists the messages of one conversation, oldest first:
    * `GET /rest/v1/conversations/:id/messages?page&limit` (spec, Endpoint 6). The id is
    * percent-encoded as one path segment.
-   * @param conversationId The conversation's `id` (non-empty).
-   * @param params `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param conversationId - The conversation's `id` (non-empty).
+   * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
@@ -48,11 +48,8 @@ export class ConversationMessages {
     const id = args.check(idSchema, conversationId, ['conversationId'])
     const valid = args.check(messageListParamsSchema, params)
     const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    try {
-      args.done()
-    } catch (error) {
-      return rejected(error)
-    }
+    const invalid = args.error()
+    if (invalid !== undefined) return rejected(invalid)
     return list(
       this.#transport,
       {
@@ -60,7 +57,7 @@ export class ConversationMessages {
         path: `/conversations/${encodePathSegment(id)}/messages`,
         page: valid.page,
         limit: valid.limit,
-        item: messageSchema as never,
+        item: messageSchema,
         extra: { conversation: messageConversationSchema },
         makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
       },
