@@ -14,42 +14,36 @@ interface PageLike {
 
 /**
  * Yields `first`, then each later page while the latest page says `page < total_pages`.
- * With `prefetch` k > 0, pages p+1..p+k are requested while page p is being consumed; pages still
+ * With `prefetch` k > 0, before a page p is handed to the consumer, pages p+1..p+k are requested
+ * (never past the latest `total_pages`), so they load while the consumer works on p. Pages still
  * come out in order, an error on page n surfaces when the consumer reaches page n, and leaving the
  * loop early aborts what is in flight. At most k pages are held besides the current one.
  * @internal
  */
 export async function* iteratePages<P extends PageLike>(first: Promise<P>, source: PageSource<P>): AsyncGenerator<P, void, undefined> {
-  let current = await first
-  yield current
-  if (source.prefetch <= 0) {
-    while (current.hasNextPage()) {
-      current = await source.fetch(current.pagination.page + 1)
-      yield current
-    }
-    return
-  }
-
-  const controller = new AbortController()
+  const controller = source.prefetch > 0 ? new AbortController() : undefined
   const inFlight = new Map<number, Promise<P>>()
-  let nextToLaunch = current.pagination.page + 1
   try {
-    while (current.hasNextPage()) {
-      const wanted = current.pagination.page + 1
-      const lastWanted = Math.min(current.pagination.total_pages, wanted + source.prefetch - 1)
-      nextToLaunch = Math.max(nextToLaunch, wanted)
-      for (; nextToLaunch <= lastWanted; nextToLaunch++) {
-        const request = source.fetch(nextToLaunch, controller.signal)
-        request.catch(() => undefined) // surfaced when the consumer reaches this page
-        inFlight.set(nextToLaunch, request)
+    let current = await first
+    let nextToLaunch = current.pagination.page + 1
+    for (;;) {
+      if (controller !== undefined) {
+        const lastWanted = Math.min(current.pagination.total_pages, current.pagination.page + source.prefetch)
+        for (nextToLaunch = Math.max(nextToLaunch, current.pagination.page + 1); nextToLaunch <= lastWanted; nextToLaunch++) {
+          const request = source.fetch(nextToLaunch, controller.signal)
+          request.catch(() => undefined) // surfaced when the consumer reaches this page
+          inFlight.set(nextToLaunch, request)
+        }
       }
-      const request = inFlight.get(wanted) ?? source.fetch(wanted, controller.signal)
+      yield current
+      if (!current.hasNextPage()) return
+      const wanted = current.pagination.page + 1
+      const request = inFlight.get(wanted) ?? source.fetch(wanted, controller?.signal)
       inFlight.delete(wanted)
       current = await request
-      yield current
     }
   } finally {
-    controller.abort()
+    controller?.abort()
     inFlight.clear()
   }
 }

@@ -1,0 +1,21 @@
+// Prints the size of the built ESM bundles and fails when the main one is over its budget.
+// Budget: 64 KiB unminified for dist/index.js (the SDK without its two dependencies); it was
+// 49 KiB at 0.1.0. Gzip size is printed for reference.
+import { readFileSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
+
+const BUDGET_BYTES = 64 * 1024
+const files = ['dist/index.js', 'dist/testing/index.js']
+let over = false
+for (const file of files) {
+  const bytes = readFileSync(file)
+  const line = `${file}: ${(bytes.length / 1024).toFixed(1)} KiB (${(gzipSync(bytes).length / 1024).toFixed(1)} KiB gzip)`
+  if (file === 'dist/index.js') {
+    const ok = bytes.length <= BUDGET_BYTES
+    over ||= !ok
+    console.log(`${line}; budget ${BUDGET_BYTES / 1024} KiB: ${ok ? 'ok' : 'OVER BUDGET'}`)
+  } else {
+    console.log(line)
+  }
+}
+process.exitCode = over ? 1 : 0
