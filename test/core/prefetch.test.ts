@@ -2,7 +2,7 @@
 // how many requests are in flight, which pages were asked for, and which requests were aborted.
 import { createServer, type Server } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, InternalServerError, type Message } from 'chat-service-sdk'
 
 const PAGES = 10
