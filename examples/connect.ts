@@ -9,7 +9,7 @@ export interface Connection {
   /** What the client talks to, for the reader. */
   description: string
   /** Releases the client and, for the fake, its server. */
-  close(): Promise<void>
+  close: () => Promise<void>
 }
 
 /** Volumes of the embedded fake's dataset. */

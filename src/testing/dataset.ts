@@ -180,7 +180,9 @@ export function makeIso(): (ms: number) => string {
  * Cost: well under a second and roughly 150 bytes per message for 1,000,000 messages.
  */
 export function generateDataset(opts: GenerateDatasetOptions): FakeSeed {
-  if (typeof opts?.seed !== 'number' || !Number.isFinite(opts.seed)) throw new RangeError('generateDataset: seed must be a finite number')
+  // Checked at run time: JavaScript callers may pass nothing, or no numeric seed.
+  const given = opts as Partial<GenerateDatasetOptions> | undefined
+  if (typeof given?.seed !== 'number' || !Number.isFinite(given.seed)) throw new RangeError('generateDataset: seed must be a finite number')
   const n = {
     agents: count('agents', opts.agents, 5),
     users: count('customerUsers', opts.customerUsers, 50),

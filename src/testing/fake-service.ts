@@ -47,8 +47,8 @@ export interface FakeChatService {
    *
    * msw mode limits (a fetch `Request` cannot carry a GET body, so handlers
    * see an empty body on GET while `content-length` still shows one):
-   * - GET credentials cannot be checked: a GET needs `content-type:
-   *   application/json` and a non-zero `content-length` (else 401) and is
+   * - GET credentials cannot be checked: a GET needs
+   *   `content-type: application/json` and a non-zero `content-length` (else 401) and is
    *   attributed to `options.companyForGet` (default: the first company);
    * - customer-user filters cannot be seen: the unfiltered list is returned
    *   with the response header `x-fake-service-warning`;

@@ -82,7 +82,9 @@ export async function startHttpServer(engine: Engine, opts: { port?: number; hos
     for (const timer of timers) clearTimeout(timer)
     timers.clear()
     return new Promise((resolve) => {
-      server.close(() => resolve())
+      server.close(() => {
+        resolve()
+      })
       server.closeAllConnections()
     })
   }
@@ -95,9 +97,11 @@ async function respond(
   plan: ResponsePlan,
   sleep: (ms: number) => Promise<void>,
 ): Promise<void> {
-  await sleep(plan.delayMs)
   const socket: Socket = req.socket
-  if (socket.destroyed || res.destroyed) return
+  // A function, not an inline test: the answer changes while we sleep (TS would keep its first narrowing).
+  const gone = (): boolean => socket.destroyed || res.destroyed
+  await sleep(plan.delayMs)
+  if (gone()) return
   const response = plan.response
   if (response === null) {
     // "before-headers": reset the TCP connection (RST) before any byte.
@@ -116,8 +120,13 @@ async function respond(
   if (plan.dropMidBody) {
     if (first.length === 0) res.flushHeaders()
     await new Promise<void>((resolve) => {
-      if (first.length === 0) resolve()
-      else res.write(first, () => resolve())
+      if (first.length === 0) {
+        resolve()
+        return
+      }
+      res.write(first, () => {
+        resolve()
+      })
     })
     await sleep(plan.bodyDelayMs)
     socket.destroy()
@@ -126,7 +135,7 @@ async function respond(
   if (first.length > 0) res.write(first)
   else res.flushHeaders()
   await sleep(plan.bodyDelayMs)
-  if (socket.destroyed || res.destroyed) return
+  if (gone()) return
   res.end(rest)
 }
 

@@ -185,7 +185,7 @@ export type MswNetwork = NetworkApi<[InterceptorSource]>
  * `fake.listen()`) are intercepted too and, with the default
  * `onUnhandledFrame: 'error'`, fail.
  *
- * @param handlers e.g. `fake.handlers('http://chat.test')`.
+ * @param handlers - e.g. `fake.handlers('http://chat.test')`.
  */
 export function createMswNetwork(handlers: RequestHandler[], options: MswNetworkOptions = {}): MswNetwork {
   const { experimental, interceptorsHttp } = loadMsw()

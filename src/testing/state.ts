@@ -14,9 +14,10 @@
 import { timingSafeEqual } from 'node:crypto'
 import type {
   AgentRecord,
+  ApiKeySeed,
   CompanySeed,
   ConversationSeed,
-  FakeSeed,
+  CustomerUserSeed,
   MessageRecord,
   StoredCustomerUser,
 } from './types.ts'
@@ -80,6 +81,31 @@ function requireId(kind: string, value: unknown): string {
   return value
 }
 
+/*
+ * Seeds come from user code, often plain JavaScript or JSON files, so `seed()`
+ * takes them as `unknown` and #validate reads them defensively: an entry that
+ * is not an object reads as `{}`, and an omitted (`undefined`/`null`) list is
+ * empty (JavaScript callers may omit even `keys`).
+ */
+
+/** The fields of a seed entry; a non-object reads as `{}`. */
+function fieldsOf(value: unknown): Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+}
+
+/** A seed list; `undefined` and `null` read as `[]`. */
+function listOf(kind: string, value: unknown): readonly unknown[] {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value)) throw seedError(`${kind} must be an array`)
+  return value
+}
+
+/** A company seed as #validate lets it through: `keys` and a user's `metadata` may be omitted. */
+type CheckedCompanySeed = Omit<CompanySeed, 'keys' | 'customerUsers'> & {
+  keys?: ApiKeySeed[] | null
+  customerUsers?: (Omit<CustomerUserSeed, 'metadata'> & { metadata?: Record<string, unknown> | null })[] | null
+}
+
 /** All data of one fake service instance. */
 export class ServiceState {
   readonly companies = new Map<string, CompanyState>()
@@ -98,27 +124,30 @@ export class ServiceState {
    * already used with another secret or company, and messages of an unknown
    * conversation throw, and then nothing of the seed is applied.
    */
-  seed(data: FakeSeed): void {
-    if (data === null || typeof data !== 'object' || !Array.isArray(data.companies)) {
+  seed(data: unknown): void {
+    if (data === null || typeof data !== 'object' || !('companies' in data) || !Array.isArray(data.companies)) {
       throw seedError('expected { companies: [...] }')
     }
-    this.#validate(data.companies)
-    for (const company of data.companies) this.#seedCompany(company)
+    const companies: readonly unknown[] = data.companies
+    this.#validate(companies)
+    for (const company of companies as readonly CheckedCompanySeed[]) this.#seedCompany(company)
   }
 
-  #validate(companies: readonly CompanySeed[]): void {
+  #validate(companies: readonly unknown[]): void {
     const keys = new Map<string, { companyId: string; keySecret: string }>()
     const seen = new Map<string, { users: Set<string>; externals: Set<string>; agents: Set<string>; conversations: Set<string> }>()
-    for (const seed of companies) {
-      const companyId = requireId('company', seed?.id)
+    for (const entry of companies) {
+      const seed = fieldsOf(entry)
+      const companyId = requireId('company', seed.id)
       const existing = this.companies.get(companyId)
       let ids = seen.get(companyId)
       if (!ids) {
         ids = { users: new Set(), externals: new Set(), agents: new Set(), conversations: new Set() }
         seen.set(companyId, ids)
       }
-      for (const key of seed.keys ?? []) {
-        const keyId = requireId('key', key?.keyId)
+      for (const keyEntry of listOf('keys', seed.keys)) {
+        const key = fieldsOf(keyEntry)
+        const keyId = requireId('key', key.keyId)
         if (typeof key.keySecret !== 'string' || key.keySecret === '') throw seedError(`key ${keyId}: keySecret must be a non-empty string`)
         const known = keys.get(keyId) ?? this.keys.get(keyId)
         if (known && (known.companyId !== companyId || known.keySecret !== key.keySecret)) {
@@ -126,13 +155,14 @@ export class ServiceState {
         }
         keys.set(keyId, { companyId, keySecret: key.keySecret })
       }
-      for (const agent of seed.agents ?? []) {
-        const id = requireId('agent', agent?.id)
+      for (const agent of listOf('agents', seed.agents)) {
+        const id = requireId('agent', fieldsOf(agent).id)
         if (ids.agents.has(id) || existing?.agents.has(id)) throw seedError(`duplicate agent id ${id} in company ${companyId}`)
         ids.agents.add(id)
       }
-      for (const user of seed.customerUsers ?? []) {
-        const id = requireId('customer user', user?.id)
+      for (const userEntry of listOf('customerUsers', seed.customerUsers)) {
+        const user = fieldsOf(userEntry)
+        const id = requireId('customer user', user.id)
         if (ids.users.has(id) || existing?.users.has(id)) throw seedError(`duplicate customer user id ${id} in company ${companyId}`)
         if (typeof user.external_id !== 'string') throw seedError(`customer user ${id}: external_id must be a string`)
         if (ids.externals.has(user.external_id) || existing?.usersByExternalId.has(user.external_id)) {
@@ -141,21 +171,21 @@ export class ServiceState {
         ids.users.add(id)
         ids.externals.add(user.external_id)
       }
-      for (const conversation of seed.conversations ?? []) {
-        const id = requireId('conversation', conversation?.id)
+      for (const conversation of listOf('conversations', seed.conversations)) {
+        const id = requireId('conversation', fieldsOf(conversation).id)
         if (ids.conversations.has(id) || existing?.conversations.has(id)) {
           throw seedError(`duplicate conversation id ${id} in company ${companyId}`)
         }
         ids.conversations.add(id)
       }
-      const messages = seed.messages ?? []
+      const messages = listOf('messages', seed.messages)
       let lastOk: string | undefined
       for (let i = 0; i < messages.length; i++) {
-        const message = messages[i] as MessageRecord
-        const conversationId = message?.conversation_id
-        if (conversationId === lastOk) continue
-        if (!ids.conversations.has(conversationId) && !existing?.conversations.has(conversationId)) {
-          throw seedError(`message ${String(message?.id)} refers to unknown conversation ${String(conversationId)} of company ${companyId}`)
+        const message = fieldsOf(messages[i])
+        const conversationId = message.conversation_id
+        if (lastOk !== undefined && conversationId === lastOk) continue
+        if (typeof conversationId !== 'string' || (!ids.conversations.has(conversationId) && !existing?.conversations.has(conversationId))) {
+          throw seedError(`message ${String(message.id)} refers to unknown conversation ${String(conversationId)} of company ${companyId}`)
         }
         lastOk = conversationId
       }
@@ -163,7 +193,7 @@ export class ServiceState {
   }
 
   /** Applies one company's seed (validated by #validate). */
-  #seedCompany(seed: CompanySeed): void {
+  #seedCompany(seed: CheckedCompanySeed): void {
     const companyId = seed.id
     let company = this.companies.get(companyId)
     if (!company) {

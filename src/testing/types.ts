@@ -168,7 +168,7 @@ export interface FakeChatServiceOptions {
  *   sent as JSON (`application/json; charset=utf-8`); a string is sent as
  *   `text/plain; charset=utf-8` and a Buffer as `application/octet-stream`
  *   (override with `headers['content-type']`). `status` (200-599) defaults to 500
- *   when only `body` is given; a `status` >= 400 without `body` gets the fake's
+ *   when only `body` is given; a `status` of 400 or more without `body` gets the fake's
  *   error body `{ "error": { "status", "message" } }`, a lower one an empty body.
  * - `headers`: added to the response (synthetic or normal), overriding.
  * - `delayMs`: ms to wait before sending the headers ("slow headers").

@@ -12,7 +12,6 @@ import {
   InternalServerError,
   RequestValidationError,
   ResponseValidationError,
-  type ClientOptions,
   type Logger,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
@@ -37,13 +36,16 @@ afterEach(async () => {
   await client.close()
 })
 
+/** `JSON.stringify` typed as it behaves: `undefined` for `undefined`, a function or a symbol. */
+const stringify = (value: unknown): string | undefined => JSON.stringify(value)
+
 /** Every way a user might render an error (or any value) for a log. */
 function renderings(value: unknown): Record<string, string> {
   const out: Record<string, string> = {
     'String()': String(value),
     'util.inspect(showHidden, depth 10)': inspect(value, { depth: 10, showHidden: true }),
     'util.inspect()': inspect(value),
-    'JSON.stringify()': JSON.stringify(value) ?? '',
+    'JSON.stringify()': stringify(value) ?? '',
   }
   if (value instanceof Error) {
     out['message'] = value.message
@@ -177,7 +179,7 @@ describe('validation errors', () => {
   ])('RequestValidationError of the constructor: %s', (_label, options) => {
     let error: unknown
     try {
-      new ChatServiceClient(options as ClientOptions)
+      new ChatServiceClient(options)
     } catch (e) {
       error = e
     }

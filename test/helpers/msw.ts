@@ -1,18 +1,19 @@
 /**
- * msw 3 harness for the core tests. msw's `setupServer()` does not see undici traffic, so this
- * uses the socket-level interceptor: `defineNetwork` (msw/experimental) over an `InterceptorSource`
- * with `HttpRequestInterceptor`. `onUnhandledFrame: 'error'`: a request no handler matches fails
- * (the SDK sees a network error), and `afterEach` fails the test that made it.
- *
- * Written here because `chat-service-sdk/testing` had no entry point yet when these tests were written.
+ * msw 3 harness for the core tests, on top of the testing kit's `createMswNetwork` (msw's
+ * `setupServer()` does not see undici traffic; the kit's network intercepts it at the socket level).
+ * The kit's defaults apply: `onUnhandledFrame: 'error'`, so a request no handler matches fails (the
+ * SDK sees a network error), and `afterEach` fails the test that made it; `quiet: true`.
  *
  * msw limitation: a fetch `Request` cannot carry a body on GET, so `body` is '' for GET requests
  * here. GET bodies are checked at the wire instead (see wire.ts).
  */
-import { HttpRequestInterceptor } from '@mswjs/interceptors/http'
 import type { RequestHandler } from 'msw'
-import { defineNetwork, InterceptorSource } from 'msw/experimental'
+import type { HttpNetworkFrameEventMap } from 'msw/experimental'
 import { afterAll, afterEach, beforeAll } from 'vitest'
+import { createMswNetwork } from 'chat-service-sdk/testing'
+
+/** msw types the network's events loosely (`any`); these are the HTTP events it emits. */
+type RequestEvent = HttpNetworkFrameEventMap['request:start']
 
 /** One request as msw saw it. */
 export interface SeenRequest {
@@ -36,17 +37,12 @@ export interface MswHarness {
 
 /** Registers beforeAll/afterEach/afterAll hooks in the calling test file and returns the harness. */
 export function setupMsw(): MswHarness {
-  const network = defineNetwork({
-    sources: [new InterceptorSource({ interceptors: [new HttpRequestInterceptor()] })],
-    handlers: [],
-    onUnhandledFrame: 'error',
-    context: { quiet: true },
-  })
+  const network = createMswNetwork([])
   let seen: Promise<SeenRequest>[] = []
   let unhandled: string[] = []
 
-  network.events.on('request:start', (event) => {
-    const request: Request = event.request.clone()
+  network.events.on('request:start', (event: RequestEvent) => {
+    const request = event.request.clone()
     seen.push(
       request.text().then((body: string) => ({
         method: request.method,
@@ -56,12 +52,12 @@ export function setupMsw(): MswHarness {
       })),
     )
   })
-  network.events.on('request:unhandled', (event) => {
+  network.events.on('request:unhandled', (event: RequestEvent) => {
     unhandled.push(`${event.request.method} ${event.request.url}`)
   })
 
-  beforeAll(async () => {
-    await network.enable()
+  beforeAll(() => {
+    network.enable()
   })
   afterEach(() => {
     network.resetHandlers()
@@ -70,12 +66,14 @@ export function setupMsw(): MswHarness {
     unhandled = []
     if (leftover.length > 0) throw new Error(`Unhandled request(s) reached msw: ${leftover.join(', ')}`)
   })
-  afterAll(async () => {
-    await network.disable()
+  afterAll(() => {
+    network.disable()
   })
 
   return {
-    use: (...handlers) => network.use(...handlers),
+    use: (...handlers) => {
+      network.use(...handlers)
+    },
     requests: () => Promise.all(seen),
     count: () => seen.length,
     takeUnhandled: () => {

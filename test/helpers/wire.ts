@@ -69,7 +69,10 @@ export async function startWireServer(responder: WireResponder = () => ({ status
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections()
-        server.close((error) => (error ? reject(error) : resolve()))
+        server.close((error) => {
+          if (error) reject(error)
+          else resolve()
+        })
       }),
   }
 }

@@ -158,7 +158,9 @@ describe('connection faults', () => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const port = (closed.address() as { port: number }).port
-    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    await new Promise<void>((resolve) => closed.close(() => {
+      resolve()
+    }))
     const before = logLines.length
     const error = await failure(client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 }).agents.list())
     expect(error).toBeInstanceOf(APIConnectionError)
@@ -215,7 +217,9 @@ describe('bad responses', () => {
     const location = `http://127.0.0.1:${(other.address() as { port: number }).port}/rest/v1/agents`
     fake.failNext(1, { status: 307, headers: { location } })
     const error = await failure(client().agents.list())
-    await new Promise<void>((resolve) => other.close(() => resolve()))
+    await new Promise<void>((resolve) => other.close(() => {
+      resolve()
+    }))
     expect(error).toBeInstanceOf(APIError)
     expect((error as APIError).status).toBe(307)
     expect((error as APIError).message).toContain('redirect not followed')
@@ -243,7 +247,9 @@ describe('cancellation', () => {
     fake.failNext(1, { delayMs: 2_000 })
     const controller = new AbortController()
     const pending = client().agents.list({}, { signal: controller.signal })
-    setTimeout(() => controller.abort(), 50)
+    setTimeout(() => {
+      controller.abort()
+    }, 50)
     const started = performance.now()
     const error = await failure(pending)
     expect(error).toBeInstanceOf(APIUserAbortError)
@@ -255,7 +261,9 @@ describe('cancellation', () => {
     fake.failNext(1, { status: 503, headers: { 'retry-after': '30' } })
     const controller = new AbortController()
     const pending = client().agents.list({}, { signal: controller.signal })
-    setTimeout(() => controller.abort(), 200)
+    setTimeout(() => {
+      controller.abort()
+    }, 200)
     const error = await failure(pending)
     expect(error).toBeInstanceOf(APIUserAbortError)
     expect(attempts()).toBe(1)

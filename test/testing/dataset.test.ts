@@ -53,7 +53,7 @@ describe('generateDataset', () => {
       expect(u.external_id).toMatch(/^ext_\d{5}$/)
       expect(u.name).toMatch(/^\S+ \S+$/)
       expect(u.email).toMatch(/^[a-z.]+\d+@example\.(com|org|net)$/)
-      expect(u.metadata).toMatchObject({ version: 1, preferences: expect.any(Object), signup: expect.any(Object) })
+      expect(u.metadata).toMatchObject({ version: 1, preferences: expect.any(Object) as unknown, signup: expect.any(Object) as unknown })
       expect(Date.parse(u.last_seen_at)).toBeGreaterThanOrEqual(Date.parse(u.created_at))
     }
     const userIds = new Set(c.customerUsers!.map((u) => u.id))
@@ -66,7 +66,9 @@ describe('generateDataset', () => {
       expect(userIds.has(conv.customer_user_id)).toBe(true)
       const own = messages.filter((m) => m.conversation_id === conv.id)
       expect(conv.message_count).toBe(own.length)
-      own.forEach((m, i) => expect(m.role).toBe(i % 2 === 0 ? 'user' : 'assistant'))
+      own.forEach((m, i) => {
+        expect(m.role).toBe(i % 2 === 0 ? 'user' : 'assistant')
+      })
       if (own.length > 0) {
         expect(own[0]!.created_at > conv.created_at).toBe(true)
         expect(conv.updated_at).toBe(own.at(-1)!.created_at)

@@ -1,6 +1,16 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from '../../src/testing/index.ts'
-import { call, ENDPOINTS, fixtureSeed, KEY_A, KEY_B, KEY_EMPTY } from './helpers.ts'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  createFakeChatService,
+  generateDataset,
+  type AgentRecord,
+  type ConversationRecord,
+  type CustomerUserRecord,
+  type FakeChatService,
+  type FakeServerHandle,
+  type MessageRecord,
+  type UpdatedCustomerUserRecord,
+} from '../../src/testing/index.ts'
+import { call, ENDPOINTS, fixtureSeed, KEY_A, KEY_B, KEY_EMPTY, type ErrorBody, type ListBody, type MessagesBody } from './helpers.ts'
 
 let fake: FakeChatService
 let server: FakeServerHandle
@@ -18,8 +28,11 @@ beforeEach(() => {
   fake.reset()
 })
 
-const get = (path: string, body: unknown = KEY_A) => call(url, 'GET', path, { body })
-const put = (path: string, body: unknown) => call(url, 'PUT', path, { body })
+const get = <T = unknown>(path: string, body: unknown = KEY_A) => call<T>(url, 'GET', path, { body })
+const put = <T = unknown>(path: string, body: unknown) => call<T>(url, 'PUT', path, { body })
+
+type Users = ListBody<CustomerUserRecord>
+type Messages = MessagesBody<MessageRecord>
 
 describe('listen()', () => {
   it('serves on a loopback origin', () => {
@@ -32,7 +45,7 @@ describe('routing', () => {
     const res = await get('/rest/v1/nope')
     expect(res.status).toBe(404)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
-    expect(res.json).toEqual({ error: { status: 404, message: expect.any(String) } })
+    expect(res.json).toEqual({ error: { status: 404, message: expect.any(String) as unknown } })
   })
 
   it('does not accept the doubled prefix /rest/v1/v1/', async () => {
@@ -58,7 +71,7 @@ describe('routing', () => {
       ['POST', '/rest/v1/conversations/conv_1/messages', 'GET'],
     ] as const
     for (const [method, path, allow] of cases) {
-      const res = await call(url, method, path, { body: KEY_A })
+      const res = await call<ErrorBody>(url, method, path, { body: KEY_A })
       expect(res.status, `${method} ${path}`).toBe(405)
       expect(res.headers['allow']).toBe(allow)
       expect(res.json.error.status).toBe(405)
@@ -74,7 +87,7 @@ describe('routing', () => {
 
 describe('authentication', () => {
   it.each(ENDPOINTS)('$method $path: 401 without a body', async ({ method, path }) => {
-    const res = await call(url, method, path)
+    const res = await call<ErrorBody>(url, method, path)
     expect(res.status).toBe(401)
     expect(res.json.error.status).toBe(401)
   })
@@ -133,7 +146,7 @@ describe('400 for bad input', () => {
 
   it.each(lists)('GET %s: bad page/limit → 400', async (path) => {
     for (const q of badQueries) {
-      const res = await get(`${path}?${q}`)
+      const res = await get<ErrorBody>(`${path}?${q}`)
       expect(res.status, q).toBe(400)
       expect(res.json.error.status).toBe(400)
     }
@@ -178,7 +191,7 @@ describe('500', () => {
         customerUsers: [{ id: 'u', external_id: 'e', name: 'n', email: 'e@x', metadata: { big: 1n }, active: true, created_at: 'x', last_seen_at: 'x' }],
       }],
     })
-    const res = await get('/rest/v1/customer-users', { keyId: 'k_odd', keySecret: 's_odd' })
+    const res = await get<ErrorBody>('/rest/v1/customer-users', { keyId: 'k_odd', keySecret: 's_odd' })
     expect(res.status).toBe(500)
     expect(res.json.error.status).toBe(500)
     expect((await get('/rest/v1/customer-users')).status).toBe(200)
@@ -187,7 +200,7 @@ describe('500', () => {
 
 describe('GET /rest/v1/customer-users', () => {
   it('lists the company users with the spec fields, ordered by created_at then id, default paging', async () => {
-    const res = await get('/rest/v1/customer-users')
+    const res = await get<Users>('/rest/v1/customer-users')
     expect(res.status).toBe(200)
     expect(res.json.pagination).toEqual({ page: 1, limit: 20, total: 4, total_pages: 1 })
     expect(res.json.data.map((u: { id: string }) => u.id)).toEqual(['u_1', 'u_2', 'u_3', 'u/slash'])
@@ -201,13 +214,13 @@ describe('GET /rest/v1/customer-users', () => {
       created_at: '2024-01-01T00:10:00.000Z',
       last_seen_at: '2024-01-01T00:15:00.000Z',
     })
-    const other = await get('/rest/v1/customer-users', KEY_B)
+    const other = await get<Users>('/rest/v1/customer-users', KEY_B)
     expect(other.json.data.map((u: { id: string }) => u.id)).toEqual(['u_b1'])
   })
 
   it('filters by body fields, exactly by default', async () => {
     const ids = async (filter: object) =>
-      (await get('/rest/v1/customer-users', { ...KEY_A, ...filter })).json.data.map((u: { id: string }) => u.id)
+      (await get<Users>('/rest/v1/customer-users', { ...KEY_A, ...filter })).json.data.map((u: { id: string }) => u.id)
     expect(await ids({ name: 'Alice Smith' })).toEqual(['u_1'])
     expect(await ids({ name: 'Alice' })).toEqual([])
     expect(await ids({ name: 'alice smith' })).toEqual([])
@@ -216,12 +229,12 @@ describe('GET /rest/v1/customer-users', () => {
     expect(await ids({ external_id: 'ext_1' })).toEqual(['u_1']) // not company B's ext_1
     expect(await ids({ external_id: 'ext_3', name: 'Alice Jones' })).toEqual(['u_3'])
     expect(await ids({ external_id: 'ext_3', name: 'Alice Smith' })).toEqual([])
-    const res = await get('/rest/v1/customer-users', { ...KEY_A, name: 'Alice Smith' })
+    const res = await get<Users>('/rest/v1/customer-users', { ...KEY_A, name: 'Alice Smith' })
     expect(res.json.pagination).toEqual({ page: 1, limit: 20, total: 1, total_pages: 1 })
   })
 
   it('ignores filters in the query string', async () => {
-    const res = await get('/rest/v1/customer-users?name=Alice%20Smith&external_id=ext_1&email=bob%40example.com')
+    const res = await get<Users>('/rest/v1/customer-users?name=Alice%20Smith&external_id=ext_1&email=bob%40example.com')
     expect(res.json.data).toHaveLength(4)
   })
 
@@ -230,7 +243,7 @@ describe('GET /rest/v1/customer-users', () => {
     const s = await partial.listen()
     try {
       const ids = async (filter: object) =>
-        (await call(s.url, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, ...filter } })).json.data.map((u: { id: string }) => u.id)
+        (await call<Users>(s.url, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, ...filter } })).json.data.map((u: { id: string }) => u.id)
       expect(await ids({ name: 'alice' })).toEqual(['u_1', 'u_3'])
       expect(await ids({ email: 'EXAMPLE.COM' })).toEqual(['u_1', 'u_2', 'u/slash'])
       expect(await ids({ name: 'alice', email: '.org' })).toEqual(['u_3'])
@@ -244,7 +257,7 @@ describe('GET /rest/v1/customer-users', () => {
 
 describe('PUT /rest/v1/customer-users/:id', () => {
   it('changes only supplied fields and returns exactly the update shape', async () => {
-    const res = await put('/rest/v1/customer-users/u_1', { ...KEY_A, name: 'Alice Cooper' })
+    const res = await put<UpdatedCustomerUserRecord>('/rest/v1/customer-users/u_1', { ...KEY_A, name: 'Alice Cooper' })
     expect(res.status).toBe(200)
     expect(Object.keys(res.json).sort()).toEqual(['active', 'email', 'external_id', 'id', 'metadata', 'name', 'updated_at'])
     expect(res.json).toMatchObject({
@@ -259,13 +272,13 @@ describe('PUT /rest/v1/customer-users/:id', () => {
     expect(stored?.name).toBe('Alice Cooper')
     expect(stored?.email).toBe('alice@example.com')
     expect(stored?.updated_at).toBe(res.json.updated_at)
-    const listed = (await get('/rest/v1/customer-users', { ...KEY_A, external_id: 'ext_1' })).json.data[0]
+    const listed = (await get<Users>('/rest/v1/customer-users', { ...KEY_A, external_id: 'ext_1' })).json.data[0]!
     expect(listed.name).toBe('Alice Cooper')
     expect(listed).not.toHaveProperty('updated_at')
   })
 
   it('replaces metadata (no merge) and updates email', async () => {
-    const res = await put('/rest/v1/customer-users/u_1', { ...KEY_A, email: 'new@example.com', metadata: { version: 2, nested: { a: [1, 2] } } })
+    const res = await put<UpdatedCustomerUserRecord>('/rest/v1/customer-users/u_1', { ...KEY_A, email: 'new@example.com', metadata: { version: 2, nested: { a: [1, 2] } } })
     expect(res.json.metadata).toEqual({ version: 2, nested: { a: [1, 2] } })
     expect(res.json.email).toBe('new@example.com')
     expect(res.json.name).toBe('Alice Smith')
@@ -277,8 +290,8 @@ describe('PUT /rest/v1/customer-users/:id', () => {
     const f = createFakeChatService({ seed: fixtureSeed(), now: () => frozen })
     const s = await f.listen()
     try {
-      const first = await call(s.url, 'PUT', '/rest/v1/customer-users/u_2', { body: { ...KEY_A, name: 'B1' } })
-      const second = await call(s.url, 'PUT', '/rest/v1/customer-users/u_2', { body: { ...KEY_A, name: 'B2' } })
+      const first = await call<UpdatedCustomerUserRecord>(s.url, 'PUT', '/rest/v1/customer-users/u_2', { body: { ...KEY_A, name: 'B1' } })
+      const second = await call<UpdatedCustomerUserRecord>(s.url, 'PUT', '/rest/v1/customer-users/u_2', { body: { ...KEY_A, name: 'B2' } })
       expect(first.json.updated_at).toBe('2030-01-01T00:00:00.000Z')
       expect(Date.parse(second.json.updated_at)).toBeGreaterThan(Date.parse(first.json.updated_at))
     } finally {
@@ -288,7 +301,7 @@ describe('PUT /rest/v1/customer-users/:id', () => {
 
   it('404 for an unknown id and for another company’s user (which stays unchanged)', async () => {
     expect((await put('/rest/v1/customer-users/nope', { ...KEY_A, name: 'x' })).status).toBe(404)
-    const res = await put('/rest/v1/customer-users/u_b1', { ...KEY_A, name: 'hijacked' })
+    const res = await put<ErrorBody>('/rest/v1/customer-users/u_b1', { ...KEY_A, name: 'hijacked' })
     expect(res.status).toBe(404)
     expect(res.json.error.status).toBe(404)
     expect(fake.getCustomerUser('co_b', 'u_b1')?.name).toBe('Other Company User')
@@ -296,7 +309,7 @@ describe('PUT /rest/v1/customer-users/:id', () => {
   })
 
   it('percent-decodes the id exactly once', async () => {
-    const res = await put('/rest/v1/customer-users/u%2Fslash', { ...KEY_A, name: 'Decoded' })
+    const res = await put<UpdatedCustomerUserRecord>('/rest/v1/customer-users/u%2Fslash', { ...KEY_A, name: 'Decoded' })
     expect(res.status).toBe(200)
     expect(res.json.id).toBe('u/slash')
     expect(fake.getCustomerUser('co_a', 'u/slash')?.name).toBe('Decoded')
@@ -309,7 +322,7 @@ describe('PUT /rest/v1/customer-users/:id', () => {
 
 describe('GET /rest/v1/agents', () => {
   it('lists all agents of the company, active or not, by created_at then id', async () => {
-    const res = await get('/rest/v1/agents')
+    const res = await get<ListBody<AgentRecord>>('/rest/v1/agents')
     expect(res.json.data).toStrictEqual([
       { id: 'agt_1', name: 'Support', active: true, created_at: '2024-01-01T00:01:00.000Z', updated_at: '2024-01-01T00:01:00.000Z' },
       { id: 'agt_0', name: 'Billing', active: true, created_at: '2024-01-01T00:02:00.000Z', updated_at: '2024-01-01T00:02:00.000Z' },
@@ -321,14 +334,14 @@ describe('GET /rest/v1/agents', () => {
 
 describe('GET /rest/v1/conversations', () => {
   it('lists conversations with message_count from the messages when there are any', async () => {
-    const res = await get('/rest/v1/conversations')
+    const res = await get<ListBody<ConversationRecord>>('/rest/v1/conversations')
     expect(res.json.data).toStrictEqual([
       { id: 'conv_1', title: 'Order status', customer_user_id: 'u_1', message_count: 4, created_at: '2024-01-01T01:40:00.000Z', updated_at: '2024-01-01T01:50:00.000Z' },
       { id: 'conv_declared', title: 'Imported', customer_user_id: 'u_2', message_count: 7, created_at: '2024-01-01T02:00:00.000Z', updated_at: '2024-01-01T02:00:00.000Z' },
       { id: 'conv/2 ü', title: 'Odd id', customer_user_id: 'u_2', message_count: 1, created_at: '2024-01-01T02:10:00.000Z', updated_at: '2024-01-01T02:11:00.000Z' },
     ])
-    const messages = await get('/rest/v1/conversations/conv_1/messages')
-    expect(messages.json.pagination.total).toBe(res.json.data[0].message_count)
+    const messages = await get<Messages>('/rest/v1/conversations/conv_1/messages')
+    expect(messages.json.pagination.total).toBe(res.json.data[0]!.message_count)
   })
 
   it('switches message_count to the message count once messages are seeded', async () => {
@@ -339,15 +352,15 @@ describe('GET /rest/v1/conversations', () => {
         messages: [{ id: 'late_1', content: 'x', role: 'user', conversation_id: 'conv_declared', created_at: '2024-01-01T03:00:00.000Z' }],
       }],
     })
-    const res = await get('/rest/v1/conversations')
+    const res = await get<ListBody<ConversationRecord>>('/rest/v1/conversations')
     expect(res.json.data[1]).toMatchObject({ id: 'conv_declared', message_count: 1 })
-    expect((await get('/rest/v1/conversations/conv_declared/messages')).json.pagination.total).toBe(1)
+    expect((await get<Messages>('/rest/v1/conversations/conv_declared/messages')).json.pagination.total).toBe(1)
   })
 })
 
 describe('GET /rest/v1/conversations/:id/messages', () => {
   it('returns messages oldest first (ties by id) with the conversation and default limit 50', async () => {
-    const res = await get('/rest/v1/conversations/conv_1/messages')
+    const res = await get<Messages>('/rest/v1/conversations/conv_1/messages')
     expect(res.status).toBe(200)
     expect(res.json.data.map((m: { id: string }) => m.id)).toEqual(['m_first', 'm_a', 'm_b', 'm_c'])
     expect(res.json.data[0]).toStrictEqual({
@@ -359,14 +372,14 @@ describe('GET /rest/v1/conversations/:id/messages', () => {
 
   it('404 for an unknown conversation and for another company’s conversation', async () => {
     expect((await get('/rest/v1/conversations/nope/messages')).status).toBe(404)
-    const cross = await get('/rest/v1/conversations/conv_b/messages')
+    const cross = await get<ErrorBody>('/rest/v1/conversations/conv_b/messages')
     expect(cross.status).toBe(404)
     expect(cross.json.error.status).toBe(404)
     expect((await get('/rest/v1/conversations/conv_b/messages', KEY_B)).status).toBe(200)
   })
 
   it('percent-decodes the conversation id once', async () => {
-    const res = await get(`/rest/v1/conversations/${encodeURIComponent('conv/2 ü')}/messages`)
+    const res = await get<Messages>(`/rest/v1/conversations/${encodeURIComponent('conv/2 ü')}/messages`)
     expect(res.status).toBe(200)
     expect(res.json.conversation).toEqual({ id: 'conv/2 ü', title: 'Odd id' })
     expect(res.json.data.map((m: { id: string }) => m.id)).toEqual(['m_odd'])
@@ -387,28 +400,28 @@ describe('paging math', () => {
   afterAll(async () => {
     await s.close()
   })
-  const page = async (path: string) => (await call(s.url, 'GET', path, { body: key })).json
+  const page = async <T>(path: string) => (await call<ListBody<T>>(s.url, 'GET', path, { body: key })).json
 
   it('splits 45 users into 20 + 20 + 5 and returns an empty page past the end', async () => {
     const sizes = []
     for (let p = 1; p <= 4; p++) {
-      const res = await page(`/rest/v1/customer-users?page=${p}`)
+      const res = await page<CustomerUserRecord>(`/rest/v1/customer-users?page=${p}`)
       expect(res.pagination).toEqual({ page: p, limit: 20, total: 45, total_pages: 3 })
       sizes.push(res.data.length)
     }
     expect(sizes).toEqual([20, 20, 5, 0])
-    expect((await page('/rest/v1/customer-users?page=1000')).data).toEqual([])
+    expect((await page<CustomerUserRecord>('/rest/v1/customer-users?page=1000')).data).toEqual([])
   })
 
   it('handles an exact multiple (45 / 15 = 3 pages)', async () => {
-    const last = await page('/rest/v1/customer-users?page=3&limit=15')
+    const last = await page<CustomerUserRecord>('/rest/v1/customer-users?page=3&limit=15')
     expect(last.pagination).toEqual({ page: 3, limit: 15, total: 45, total_pages: 3 })
     expect(last.data).toHaveLength(15)
-    expect((await page('/rest/v1/customer-users?page=4&limit=15')).data).toEqual([])
+    expect((await page<CustomerUserRecord>('/rest/v1/customer-users?page=4&limit=15')).data).toEqual([])
   })
 
   it('reports total 0 and total_pages 0 for an empty list', async () => {
-    expect(await page('/rest/v1/agents')).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } })
+    expect(await page<AgentRecord>('/rest/v1/agents')).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } })
     const empty = await get('/rest/v1/conversations', KEY_EMPTY)
     expect(empty.json).toEqual({ data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } })
   })
@@ -418,7 +431,7 @@ describe('paging math', () => {
       const ids: string[] = []
       let p = 1
       for (;;) {
-        const res = await page(`/rest/v1/customer-users?page=${p}&limit=${limit}`)
+        const res = await page<CustomerUserRecord>(`/rest/v1/customer-users?page=${p}&limit=${limit}`)
         ids.push(...res.data.map((u: { id: string }) => u.id))
         if (p >= res.pagination.total_pages) break
         p++
@@ -429,10 +442,10 @@ describe('paging math', () => {
   })
 
   it('pages messages with the default limit 50 and keeps message_count consistent', async () => {
-    const conversations = (await page('/rest/v1/conversations')).data as Array<{ id: string; message_count: number }>
+    const conversations = (await page<ConversationRecord>('/rest/v1/conversations')).data
     expect(conversations.reduce((sum, c) => sum + c.message_count, 0)).toBe(130)
     for (const conv of conversations) {
-      const first = await page(`/rest/v1/conversations/${conv.id}/messages`)
+      const first = await page<MessageRecord>(`/rest/v1/conversations/${conv.id}/messages`)
       expect(first.pagination.total).toBe(conv.message_count)
       expect(first.pagination.total_pages).toBe(Math.ceil(conv.message_count / 50))
       expect(first.data).toHaveLength(Math.min(50, conv.message_count))

@@ -1,7 +1,7 @@
 import { request } from 'undici'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createFakeChatService, type FakeChatService, type FakeServerHandle } from '../../src/testing/index.ts'
-import { call, fixtureSeed, KEY_A } from './helpers.ts'
+import { createFakeChatService, type AgentRecord, type FakeChatService, type FakeServerHandle } from '../../src/testing/index.ts'
+import { call, fixtureSeed, KEY_A, type ListBody } from './helpers.ts'
 
 let fake: FakeChatService
 let server: FakeServerHandle
@@ -19,7 +19,7 @@ beforeEach(() => {
   fake.reset()
 })
 
-const agents = () => call(url, 'GET', '/rest/v1/agents', { body: KEY_A })
+const agents = () => call<ListBody<AgentRecord>>(url, 'GET', '/rest/v1/agents', { body: KEY_A })
 const rename = (name: string) => call(url, 'PUT', '/rest/v1/customer-users/u_1', { body: { ...KEY_A, name } })
 
 /** Raw request that resolves at the headers; the body is read separately. */
@@ -35,7 +35,7 @@ describe('failNext', () => {
     fake.failNext(1, { status: 503 })
     const failed = await agents()
     expect(failed.status).toBe(503)
-    expect(failed.json).toEqual({ error: { status: 503, message: expect.any(String) } })
+    expect(failed.json).toEqual({ error: { status: 503, message: expect.any(String) as unknown } })
     expect((await agents()).status).toBe(200)
     expect(fake.requests).toHaveLength(2)
   })
@@ -117,7 +117,7 @@ describe('failNext', () => {
 
   it("dropConnection 'before-headers' resets the connection and does not process the request", async () => {
     fake.failNext(1, { dropConnection: 'before-headers' })
-    await expect(rename('Dropped')).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/) })
+    await expect(rename('Dropped')).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/) as unknown })
     expect(fake.getCustomerUser('co_a', 'u_1')?.name).toBe('Alice Smith')
     expect(fake.requests.map((r) => r.method)).toEqual(['PUT'])
     expect((await rename('After')).status).toBe(200)
@@ -141,10 +141,18 @@ describe('failNext', () => {
   })
 
   it('rejects invalid fault specs', () => {
-    expect(() => fake.failNext(-1, { status: 500 })).toThrow(RangeError)
-    expect(() => fake.failNext(1.5, { status: 500 })).toThrow(RangeError)
-    expect(() => fake.failNext(1, { delayMs: -1 })).toThrow(RangeError)
-    expect(() => fake.failNext(1, { status: 99 })).toThrow(RangeError)
+    expect(() => {
+      fake.failNext(-1, { status: 500 })
+    }).toThrow(RangeError)
+    expect(() => {
+      fake.failNext(1.5, { status: 500 })
+    }).toThrow(RangeError)
+    expect(() => {
+      fake.failNext(1, { delayMs: -1 })
+    }).toThrow(RangeError)
+    expect(() => {
+      fake.failNext(1, { status: 99 })
+    }).toThrow(RangeError)
   })
 
   it('reset() and clearFaults() drop queued faults', async () => {
@@ -258,19 +266,25 @@ describe('seed and reset', () => {
   it('seed() adds companies and rejects duplicates or dangling messages', async () => {
     fake.seed({ companies: [{ id: 'co_new', keys: [{ keyId: 'k_new', keySecret: 's_new' }], agents: [{ id: 'a', name: 'A', active: true, created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z' }] }] })
     expect(fake.companyIds()).toEqual(['co_a', 'co_b', 'co_empty', 'co_new'])
-    expect((await call(url, 'GET', '/rest/v1/agents', { body: { keyId: 'k_new', keySecret: 's_new' } })).json.data).toHaveLength(1)
-    expect(() => fake.seed({ companies: [{ id: 'co_a', keys: [], agents: [{ id: 'agt_1', name: 'dup', active: true, created_at: 'x', updated_at: 'x' }] }] })).toThrow(/duplicate agent/)
-    expect(() => fake.seed({ companies: [{ id: 'co_x', keys: [KEY_A] }] })).toThrow(/already registered/)
-    expect(() => fake.seed({ companies: [{ id: 'co_a', keys: [], messages: [{ id: 'm', content: 'c', role: 'user', conversation_id: 'conv_b', created_at: 'x' }] }] })).toThrow(/unknown conversation/)
+    expect((await call<ListBody<AgentRecord>>(url, 'GET', '/rest/v1/agents', { body: { keyId: 'k_new', keySecret: 's_new' } })).json.data).toHaveLength(1)
+    expect(() => {
+      fake.seed({ companies: [{ id: 'co_a', keys: [], agents: [{ id: 'agt_1', name: 'dup', active: true, created_at: 'x', updated_at: 'x' }] }] })
+    }).toThrow(/duplicate agent/)
+    expect(() => {
+      fake.seed({ companies: [{ id: 'co_x', keys: [KEY_A] }] })
+    }).toThrow(/already registered/)
+    expect(() => {
+      fake.seed({ companies: [{ id: 'co_a', keys: [], messages: [{ id: 'm', content: 'c', role: 'user', conversation_id: 'conv_b', created_at: 'x' }] }] })
+    }).toThrow(/unknown conversation/)
     // a failing seed applies nothing
-    expect(() =>
+    expect(() => {
       fake.seed({
         companies: [
           { id: 'co_ok', keys: [{ keyId: 'k_ok', keySecret: 's' }] },
           { id: 'co_bad', keys: [], conversations: [{ id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' }, { id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' }] },
         ],
-      }),
-    ).toThrow(/duplicate conversation/)
+      })
+    }).toThrow(/duplicate conversation/)
     expect(fake.companyIds()).toEqual(['co_a', 'co_b', 'co_empty', 'co_new'])
     expect(fake.listAgents('co_a')).toHaveLength(3)
   })

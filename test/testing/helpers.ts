@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import type { FakeSeed } from '../../src/testing/index.ts'
+import type { AgentRecord, FakeSeed } from '../../src/testing/index.ts'
 
 export const KEY_A = { keyId: 'key_a', keySecret: 'secret_a' }
 export const KEY_B = { keyId: 'key_b', keySecret: 'secret_b' }
@@ -80,15 +80,51 @@ export interface CallOptions {
   contentType?: string | null
 }
 
-export interface CallResult {
+/** The fake's error body. */
+export interface ErrorBody {
+  error: { status: number; message: string }
+}
+
+/** `pagination` of a list body. */
+export interface Pagination {
+  page: number
+  limit: number
+  total: number
+  total_pages: number
+}
+
+/** A list body; a messages list also has `conversation` (see {@link MessagesBody}). */
+export interface ListBody<T> {
+  data: T[]
+  pagination: Pagination
+}
+
+/** The body of `GET /rest/v1/conversations/:id/messages`. */
+export interface MessagesBody<T> extends ListBody<T> {
+  conversation: { id: string; title: string }
+}
+
+/** The body of `POST /rest/v1/auth/token`. */
+export interface TokenBody {
+  token: string
+  user: { id: string; externalId: string; companyId: string; agentId: string | null }
+  agent: Pick<AgentRecord, 'id' | 'name' | 'active'> | null
+}
+
+/** `T`: the JSON body the caller expects (not checked); `unknown` by default. */
+export interface CallResult<T = unknown> {
   status: number
   headers: Record<string, string | string[] | undefined>
   text: string
-  json: any
+  /** The parsed body, or `undefined` when the body is not JSON. */
+  json: T
 }
 
-/** One raw HTTP request with undici (which, unlike fetch, can send a GET body). */
-export async function call(base: string, method: string, path: string, opts: CallOptions = {}): Promise<CallResult> {
+/**
+ * One raw HTTP request with undici (which, unlike fetch, can send a GET body).
+ * `T` types the JSON body the test expects; it is not checked.
+ */
+export async function call<T = unknown>(base: string, method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body))
   const headers: Record<string, string> = { ...opts.headers }
   if (body !== undefined && opts.contentType !== null) headers['content-type'] = opts.contentType ?? 'application/json'
@@ -100,7 +136,7 @@ export async function call(base: string, method: string, path: string, opts: Cal
   } catch {
     json = undefined
   }
-  return { status: res.statusCode, headers: res.headers, text, json }
+  return { status: res.statusCode, headers: res.headers, text, json: json as T }
 }
 
 /** Every endpoint of the spec, with a valid path for company A. */

@@ -4,10 +4,13 @@ import {
   createFakeChatService,
   createMswNetwork,
   WARNING_HEADER,
+  type AgentRecord,
+  type CustomerUserRecord,
   type FakeChatService,
+  type MessageRecord,
   type MswNetwork,
 } from '../../src/testing/index.ts'
-import { call, fixtureSeed, KEY_A, KEY_B } from './helpers.ts'
+import { call, fixtureSeed, KEY_A, KEY_B, type ErrorBody, type ListBody, type MessagesBody, type TokenBody } from './helpers.ts'
 
 const BASE = 'http://chat.test'
 let fake: FakeChatService
@@ -15,7 +18,7 @@ let network: MswNetwork | undefined
 
 async function enable(handlers = fake.handlers(BASE)): Promise<MswNetwork> {
   network = createMswNetwork(handlers)
-  await network.enable()
+  network.enable()
   return network
 }
 
@@ -23,14 +26,14 @@ beforeEach(() => {
   fake = createFakeChatService({ seed: fixtureSeed() })
 })
 afterEach(async () => {
-  if (network) await network.disable()
+  if (network) network.disable()
   network = undefined
 })
 
 describe('msw mode', () => {
   it('answers undici requests through the handlers; POST bodies are visible and checked', async () => {
     await enable()
-    const res = await call(BASE, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'ext_1', agentId: 'agt_1' } })
+    const res = await call<TokenBody>(BASE, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'ext_1', agentId: 'agt_1' } })
     expect(res.status).toBe(200)
     expect(res.json.user).toEqual({ id: 'u_1', externalId: 'ext_1', companyId: 'co_a', agentId: 'agt_1' })
     expect(fake.verifyToken(res.json.token).valid).toBe(true)
@@ -54,7 +57,7 @@ describe('msw mode', () => {
 
   it('serves GET without seeing the body: recorded as invisible, attributed to the first company', async () => {
     await enable()
-    const res = await call(BASE, 'GET', '/rest/v1/agents?limit=2', { body: KEY_A })
+    const res = await call<ListBody<AgentRecord>>(BASE, 'GET', '/rest/v1/agents?limit=2', { body: KEY_A })
     expect(res.status).toBe(200)
     expect(res.json.data.map((a: { id: string }) => a.id)).toEqual(['agt_1', 'agt_0'])
     expect(res.json.pagination).toEqual({ page: 1, limit: 2, total: 3, total_pages: 2 })
@@ -71,7 +74,7 @@ describe('msw mode', () => {
 
   it('returns the unfiltered customer-user list with a warning header when a filter was sent', async () => {
     await enable()
-    const res = await call(BASE, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, external_id: 'ext_1' } })
+    const res = await call<ListBody<CustomerUserRecord>>(BASE, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, external_id: 'ext_1' } })
     expect(res.status).toBe(200)
     expect(res.json.data).toHaveLength(4)
     expect(res.headers[WARNING_HEADER]).toMatch(/filters/)
@@ -79,7 +82,7 @@ describe('msw mode', () => {
 
   it('attributes GETs to companyForGet', async () => {
     await enable(fake.handlers(BASE, { companyForGet: 'co_b' }))
-    const res = await call(BASE, 'GET', '/rest/v1/conversations/conv_b/messages', { body: KEY_B })
+    const res = await call<MessagesBody<MessageRecord>>(BASE, 'GET', '/rest/v1/conversations/conv_b/messages', { body: KEY_B })
     expect(res.status).toBe(200)
     expect(res.json.conversation).toEqual({ id: 'conv_b', title: 'B conv' })
     expect((await call(BASE, 'GET', '/rest/v1/conversations/conv_1/messages', { body: KEY_B })).status).toBe(404)
@@ -107,7 +110,7 @@ describe('msw mode', () => {
   it('supports status, header, delay and drop faults', async () => {
     await enable()
     fake.failNext(1, { status: 429, headers: { 'retry-after': '2' } })
-    const limited = await call(BASE, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'x' } })
+    const limited = await call<ErrorBody>(BASE, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'x' } })
     expect(limited.status).toBe(429)
     expect(limited.headers['retry-after']).toBe('2')
     expect(limited.json.error.status).toBe(429)
@@ -138,7 +141,7 @@ describe('msw mode', () => {
   it('stops intercepting after disable()', async () => {
     const net = await enable()
     expect((await call(BASE, 'GET', '/rest/v1/agents', { body: KEY_A })).status).toBe(200)
-    await net.disable()
+    net.disable()
     network = undefined
     // chat.test does not resolve: without msw the request fails on DNS, and the fake sees nothing new
     await expect(call(BASE, 'GET', '/rest/v1/agents', { body: KEY_A })).rejects.toThrow()
