@@ -12,8 +12,23 @@ export const DEFAULT_CONNECTIONS = 64
 /** Default cap on a response body: 32 MiB (33,554,432 bytes). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
-/** Header names the SDK sets itself; a caller's `headers` may not override them. */
-export const RESERVED_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection'])
+/**
+ * Header names a caller's `headers` may not set: the ones the SDK sets itself, and the ones that
+ * would change how the connection works (undici refuses them).
+ */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+])
 
 /** Options of `new ChatServiceClient(options)`. */
 export interface ClientOptions {
@@ -27,9 +42,13 @@ export interface ClientOptions {
   keyId: string
   /** API key secret (spec, Authentication 1). Sent only in the JSON body; never logged or shown. */
   keySecret: string
-  /** Per-attempt timeout in ms, from connect to the last body byte (default 60,000). */
+  /**
+   * Deadline of each attempt in ms (default 60,000; 1 to 2,147,483,647), counted from the moment
+   * the attempt starts (including any wait for a free pooled connection) to the last body byte.
+   * Also the connect timeout of the client's own pool.
+   */
   timeout?: number
-  /** Retries after the first attempt for retryable failures (default 2; 0 disables). */
+  /** Retries after the first attempt for retryable failures (default 2; 0 disables; at most 100). */
   maxRetries?: number
   /**
    * An undici `Dispatcher` to send requests through (a proxy `ProxyAgent`, a `MockAgent`, a custom
@@ -37,13 +56,17 @@ export interface ClientOptions {
    * `Agent` owned by the client.
    */
   dispatcher?: Dispatcher
-  /** Extra headers for every request (lower-case names recommended). `content-type`, `content-length`, `host`, `transfer-encoding` and `connection` are the SDK's. */
+  /**
+   * Extra headers for every request. Values are Latin-1 text without control characters. Refused:
+   * `content-type`, `content-length`, `host`, `transfer-encoding`, `connection`, `keep-alive`,
+   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`. `user-agent` may be replaced.
+   */
   headers?: Record<string, string>
   /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */
   logger?: Logger
   /** Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable). */
   logLevel?: LogLevel
-  /** Most sockets the client's own pool opens to the service (default 64). Ignored with `dispatcher`. */
+  /** Most sockets the client's own pool opens to the service (default 64; 1 to 65,536). Ignored with `dispatcher`. */
   connections?: number
   /** Largest response body accepted, in bytes (default 32 MiB); a larger one is cut off with `ResponseValidationError`. */
   maxResponseBytes?: number
@@ -57,11 +80,11 @@ export interface ClientOptions {
 export interface RequestOptions {
   /** Aborts the call, during a request or a retry wait; the call rejects with `APIUserAbortError`. */
   signal?: AbortSignal
-  /** Per-attempt timeout in ms for this call. */
+  /** Deadline of each attempt of this call in ms (1 to 2,147,483,647); see {@link ClientOptions.timeout}. */
   timeout?: number
-  /** Retries for this call (0 disables, e.g. for token issuance if you prefer). */
+  /** Retries for this call (0 disables, e.g. for token issuance if you prefer; at most 100). */
   maxRetries?: number
-  /** Extra headers for this call, merged over the client's. */
+  /** Extra headers for this call, merged over the client's; same rules as {@link ClientOptions.headers}. */
   headers?: Record<string, string>
 }
 
@@ -69,7 +92,7 @@ export interface RequestOptions {
 export interface ListRequestOptions extends RequestOptions {
   /**
    * While iterating, how many later pages to keep in flight once the first page has told
-   * `total_pages` (default 0: one page at a time). Items still come out in page order.
+   * `total_pages` (default 0: one page at a time; at most 32). Items still come out in page order.
    */
   prefetch?: number
 }
@@ -77,7 +100,9 @@ export interface ListRequestOptions extends RequestOptions {
 const headersSchema = z.record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'Expected a valid header name'), z.string()).superRefine((headers, ctx) => {
   for (const name of Object.keys(headers)) {
     if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself` })
-    if (/[\r\n]/.test(headers[name] ?? '')) ctx.addIssue({ code: 'custom', path: [name], message: 'Header values may not contain line breaks' })
+    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(headers[name] ?? '')) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'Header values must be Latin-1 text without control characters or line breaks' })
+    }
   }
 })
 

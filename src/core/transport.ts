@@ -6,12 +6,13 @@ import {
   APIUserAbortError,
   ChatServiceError,
   type ResponseValidationError,
-  apiErrorFor,
 } from '../errors/index.ts'
+import { apiErrorFor } from '../errors/from-status.ts'
+import { cleanCause, describeCause, errorCode, isRetryableNetworkError, TIMEOUT_CODES } from './network-errors.ts'
 import { VERSION } from '../version.ts'
 import type { SdkLogger } from './logger.ts'
 import type { RequestOptions } from './options.ts'
-import { RETRYABLE_STATUSES, MAX_RETRY_AFTER_MS, backoffDelay, serverRequestedDelay } from './retry.ts'
+import { MAX_RETRY_AFTER_MS, backoffDelay, isRetryableStatus, serverRequestedDelay } from './retry.ts'
 import type { Redactor } from './redact.ts'
 import { queryString } from './url.ts'
 import { errorView, responseError } from './validate.ts'
@@ -32,7 +33,7 @@ export interface RequestSpec {
   readonly options?: RequestOptions | undefined
   /** Which statuses count as success (default: any 2xx). Token issuance accepts only 200. */
   readonly isSuccess?: (status: number) => boolean
-  /** Top-level string members of the response body that are secrets (e.g. `token`): scrubbed from every error and log from then on. */
+  /** Names of response-body members that are secrets (e.g. `token`), at any depth: every string in them is scrubbed from every later error and log. */
   readonly secretFields?: readonly string[]
 }
 
@@ -64,13 +65,18 @@ export interface TransportConfig {
 }
 
 const USER_AGENT = `chat-service-sdk/${VERSION} node/${process.versions.node}`
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
+/** Most bytes of an error response's body kept (64 KiB, or `maxResponseBytes` if smaller); the rest is dropped. */
+const ERROR_BODY_BYTES = 64 * 1024
 const timedOut = Symbol('timeout')
+/** Network failures that fail the same way every time: thrown at once, never retried. */
+const finalFailures = new WeakSet<APIConnectionError>()
 
 interface AttemptResult {
   status: number
   headers: Record<string, string>
   bytes: Buffer
+  /** The body was longer than the error-body cap and was cut there. */
+  truncated: boolean
 }
 
 /**
@@ -86,45 +92,42 @@ export class Transport {
   readonly #dispatcher: Dispatcher
   readonly #ownsDispatcher: boolean
   readonly #baseHeaders: Record<string, string>
-  #closed = false
+  /** Aborted by close(): ends retry waits at once. */
+  readonly #closing = new AbortController()
 
   constructor(config: TransportConfig) {
     this.#config = config
     this.redactor = config.redactor
     this.logger = config.logger
     this.#ownsDispatcher = config.dispatcher === undefined
-    this.#dispatcher = config.dispatcher ?? new Agent({ connections: config.connections, pipelining: 1 })
-    this.#baseHeaders = {
-      ...lowerCaseKeys(config.headers),
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'user-agent': lowerCaseKeys(config.headers)['user-agent'] ?? USER_AGENT,
-    }
+    // undici's connect timeout (10 s by default) would cut a longer `timeout` short.
+    this.#dispatcher = config.dispatcher ?? new Agent({ connections: config.connections, pipelining: 1, connect: { timeout: config.timeout } })
+    const custom = lowerCaseKeys(config.headers)
+    this.#baseHeaders = { 'user-agent': USER_AGENT, ...custom, 'content-type': 'application/json', accept: 'application/json' }
   }
 
-  /** Whether {@link close} has been called. */
-  get closed(): boolean {
-    return this.#closed
-  }
-
-  /** Releases the client's own connection pool (after in-flight requests finish). Idempotent. */
+  /**
+   * Stops new calls and retry waits (they reject with ChatServiceError) and releases the client's
+   * own connection pool once in-flight attempts finish. Idempotent.
+   */
   async close(): Promise<void> {
-    if (this.#closed) return
-    this.#closed = true
+    if (this.#closing.signal.aborted) return
+    this.#closing.abort()
     if (this.#ownsDispatcher) await this.#dispatcher.close()
   }
 
   /**
    * Sends `spec`, retrying retryable failures, and resolves with the successful response.
    * @throws APIError (or a subclass) for a non-success status; APIConnectionError / APITimeoutError;
-   * APIUserAbortError; ResponseValidationError for a body that is not JSON or is too large.
+   * APIUserAbortError; ResponseValidationError for a success body that is not JSON or is too large;
+   * ChatServiceError once the client is closed.
    */
   async request(spec: RequestSpec): Promise<RawResponse> {
-    if (this.#closed) throw new ChatServiceError('This ChatServiceClient is closed: create a new client to send more requests')
     const options = spec.options ?? {}
     const signal = options.signal
     const method = spec.method
     const path = `${this.#config.prefix}${spec.path}${queryString(spec.query)}`
+    if (this.#closing.signal.aborted) throw closedError()
     if (signal?.aborted) throw userAbort(method, path)
 
     const body = Buffer.from(JSON.stringify({ keyId: this.#config.keyId, keySecret: this.#config.keySecret, ...spec.body }))
@@ -132,14 +135,15 @@ export class Transport {
     const timeout = options.timeout ?? this.#config.timeout
     const maxRetries = options.maxRetries ?? this.#config.maxRetries
     const isSuccess = spec.isSuccess ?? isSuccess2xx
+    const waitSignal = signal === undefined ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal])
 
     for (let attempt = 1; ; attempt++) {
       const started = performance.now()
       let failure: ChatServiceError
       let retryAfter: number | undefined
       try {
-        const result = await this.#attempt(method, path, headers, body, timeout, signal)
-        const response: RawResponse = { status: result.status, headers: result.headers, body: decodeBody(result.bytes), method, path }
+        const result = await this.#attempt(method, path, headers, body, timeout, signal, isSuccess)
+        const response: RawResponse = { status: result.status, headers: result.headers, body: decodeBody(result.bytes, result.truncated), method, path }
         if (spec.secretFields !== undefined) this.#rememberSecrets(response.body, spec.secretFields)
         this.#logAttempt(method, path, result.status, started, attempt)
         if (isSuccess(result.status)) {
@@ -150,11 +154,12 @@ export class Transport {
           return response
         }
         failure = apiErrorFor(errorView(response, this.redactor))
-        if (!RETRYABLE_STATUSES.has(result.status)) throw failure
+        if (!isRetryableStatus(result.status)) throw failure
         retryAfter = serverRequestedDelay(result.headers)
       } catch (error) {
         if (!(error instanceof APIConnectionError)) throw error
         this.#logAttempt(method, path, undefined, started, attempt, error)
+        if (finalFailures.has(error)) throw error
         failure = error
       }
 
@@ -171,9 +176,10 @@ export class Transport {
         retryDelayMs: delay,
       })
       try {
-        await sleepTimer(delay, undefined, signal === undefined ? undefined : { signal })
+        await sleepTimer(delay, undefined, { signal: waitSignal })
       } catch {
-        throw userAbort(method, path)
+        if (signal?.aborted) throw userAbort(method, path)
+        throw closedError()
       }
     }
   }
@@ -185,6 +191,7 @@ export class Transport {
     body: Buffer,
     timeout: number,
     signal: AbortSignal | undefined,
+    isSuccess: (status: number) => boolean,
   ): Promise<AttemptResult> {
     const controller = new AbortController()
     const timer = setTimeout(() => {
@@ -206,31 +213,42 @@ export class Transport {
         headersTimeout: timeout,
         bodyTimeout: timeout,
       })
+      const status = response.statusCode
       const responseHeaders = flattenHeaders(response.headers)
       const limit = this.#config.maxResponseBytes
+      const success = isSuccess(status)
       const declared = Number(responseHeaders['content-length'])
-      if (Number.isFinite(declared) && declared > limit) throw this.#tooLarge(response.statusCode, responseHeaders, method, path, limit)
+      if (success && Number.isFinite(declared) && declared > limit) throw this.#tooLarge(status, responseHeaders, method, path, limit)
+      // An error response keeps at most 64 KiB of its body: enough to explain, never a memory risk.
+      const cap = success ? limit : Math.min(limit, ERROR_BODY_BYTES)
       const chunks: Buffer[] = []
       let size = 0
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        if (size + chunk.length > cap) {
+          if (success) throw this.#tooLarge(status, responseHeaders, method, path, limit)
+          chunks.push(chunk.subarray(0, cap - size))
+          size = cap
+          discard(response.body)
+          return { status, headers: responseHeaders, bytes: Buffer.concat(chunks, size), truncated: true }
+        }
         size += chunk.length
-        if (size > limit) throw this.#tooLarge(response.statusCode, responseHeaders, method, path, limit)
         chunks.push(chunk)
       }
-      return { status: response.statusCode, headers: responseHeaders, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) }
+      return { status, headers: responseHeaders, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), truncated: false }
     } catch (error) {
       if (response !== undefined) discard(response.body)
       if (error instanceof ChatServiceError) throw error
       if (signal?.aborted) throw userAbort(method, path)
-      if (controller.signal.reason === timedOut || TIMEOUT_CODES.has(errorCode(error))) {
-        throw new APITimeoutError({ method, path, message: `Request timed out after ${timeout} ms: ${method} ${path}`, cause: this.#scrubCause(error) })
+      if (controller.signal.reason === timedOut) {
+        throw new APITimeoutError({ method, path, message: `Request timed out after ${timeout} ms: ${method} ${path}` })
       }
-      throw new APIConnectionError({
-        method,
-        path,
-        message: this.redactor.redact(`Connection error: ${method} ${path}: ${describeCause(error)}`),
-        cause: this.#scrubCause(error),
-      })
+      const cause = cleanCause(error, this.redactor)
+      if (TIMEOUT_CODES.has(errorCode(error))) {
+        throw new APITimeoutError({ method, path, message: this.redactor.redact(`Request timed out: ${method} ${path}: ${describeCause(error)}`), cause })
+      }
+      const failure = new APIConnectionError({ method, path, message: this.redactor.redact(`Connection error: ${method} ${path}: ${describeCause(error)}`), cause })
+      if (!isRetryableNetworkError(error)) finalFailures.add(failure)
+      throw failure
     } finally {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
@@ -242,20 +260,20 @@ export class Transport {
     return responseError({ status, headers, body: undefined, method, path }, [issue], this.redactor)
   }
 
-  #rememberSecrets(body: unknown, fields: readonly string[]): void {
-    if (body === null || typeof body !== 'object') return
-    for (const field of fields) {
-      const value = (body as Record<string, unknown>)[field]
-      if (typeof value === 'string') this.redactor.addToken(value)
+  /** Remembers every string inside the members named `fields`, at any depth, as a secret. */
+  #rememberSecrets(body: unknown, fields: readonly string[], depth = 0): void {
+    if (body === null || typeof body !== 'object' || depth > 8) return
+    for (const [key, value] of Object.entries(body)) {
+      if (fields.includes(key)) this.#rememberAllStrings(value, 0)
+      else this.#rememberSecrets(value, fields, depth + 1)
     }
   }
 
-  #scrubCause(error: unknown): unknown {
-    if (error instanceof Error) {
-      const scrubbed = this.redactor.redact(error.message)
-      if (scrubbed !== error.message) error.message = scrubbed
+  #rememberAllStrings(value: unknown, depth: number): void {
+    if (typeof value === 'string') this.redactor.addToken(value)
+    else if (value !== null && typeof value === 'object' && depth <= 8) {
+      for (const item of Object.values(value)) this.#rememberAllStrings(item, depth + 1)
     }
-    return error
   }
 
   #logAttempt(method: HttpMethod, path: string, status: number | undefined, started: number, attempt: number, error?: Error): void {
@@ -286,9 +304,14 @@ function userAbort(method: string, path: string): APIUserAbortError {
   return new APIUserAbortError(`Request aborted by the caller's signal: ${method} ${path}`)
 }
 
-function decodeBody(bytes: Buffer): unknown {
+function closedError(): ChatServiceError {
+  return new ChatServiceError('This ChatServiceClient is closed: create a new client to send more requests')
+}
+
+function decodeBody(bytes: Buffer, truncated: boolean): unknown {
   if (bytes.length === 0) return undefined
   const text = bytes.toString('utf8')
+  if (truncated) return `${text}… [cut off after ${bytes.length} bytes]`
   try {
     return JSON.parse(text) as unknown
   } catch {
@@ -308,16 +331,4 @@ function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value
   return out
-}
-
-function errorCode(error: unknown): string {
-  return error !== null && typeof error === 'object' && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : ''
-}
-
-function describeCause(error: unknown): string {
-  if (error instanceof Error) {
-    const code = errorCode(error)
-    return code === '' ? error.message : `${error.message} (${code})`
-  }
-  return String(error)
 }

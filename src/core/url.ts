@@ -39,7 +39,14 @@ export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue
   if (url.search !== '' || url.hash !== '') {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not have a query string or fragment' })
   }
-  let path = url.pathname.replace(/\/+$/, '')
+  // Repeated slashes collapse (`https://h//rest/v1` is `https://h/rest/v1`).
+  let path = url.pathname.replace(/\/{2,}/g, '/').replace(/\/+$/, '')
+  const decoded = safeDecode(path)
+  if (decoded === undefined) {
+    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL path is not valid percent-encoding' })
+  } else if (decoded !== path && decoded.includes(API_PREFIX)) {
+    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'Write /rest/v1 in the URL without percent-encoding' })
+  }
   if (path.endsWith(`${API_PREFIX}/v1`)) {
     issues.push({
       path: ['baseUrl'],
@@ -58,6 +65,14 @@ export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue
   if (issues.length > 0) return issues
   const prefix = `${path}${API_PREFIX}`
   return { origin: url.origin, prefix, loopback: isLoopback(url.hostname), href: `${url.origin}${prefix}` }
+}
+
+function safeDecode(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return undefined
+  }
 }
 
 function isLoopback(hostname: string): boolean {

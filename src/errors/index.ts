@@ -17,4 +17,3 @@ export {
   UnprocessableEntityError,
   type ValidationIssue,
 } from './errors.ts'
-export { apiErrorFor } from './from-status.ts'

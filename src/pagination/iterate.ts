@@ -7,7 +7,6 @@ export interface PageSource<P> {
 }
 
 interface PageLike {
-  readonly data: readonly unknown[]
   readonly pagination: { readonly page: number; readonly total_pages: number }
   hasNextPage(): boolean
 }

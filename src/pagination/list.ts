@@ -10,8 +10,6 @@ import type { PageSource } from './iterate.ts'
 
 /** How one list operation is sent and read. @internal */
 export interface ListOperation<T, P extends Page<T>, Extra extends z.ZodRawShape> {
-  /** Name shown in validation errors, e.g. `agents.list`. */
-  readonly operation: string
   /** Path below `/rest/v1`, encoded. */
   readonly path: string
   /** Validated `page` (start) and `limit`. */

@@ -18,10 +18,15 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
 
   /** @internal Made by list methods. */
   constructor(first: Promise<P>, source: PageSource<P>) {
+    // The request starts before anyone awaits it. Marking the promise handled keeps a failure
+    // from crashing the process (unhandled rejection) while the caller is still busy elsewhere;
+    // the error still reaches every `await`, `then` and `for await` on this PagePromise.
+    first.catch(() => undefined)
     this.#first = first
     this.#source = source
   }
 
+  /** Resolves with the first {@link Page}; rejects with the request's error. */
   then<R1 = P, R2 = never>(
     onfulfilled?: ((page: P) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
@@ -29,10 +34,12 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
     return this.#first.then(onfulfilled, onrejected)
   }
 
+  /** Handles a failure of the first page's request. */
   catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<P | R> {
     return this.#first.catch(onrejected)
   }
 
+  /** Runs `onfinally` once the first page's request has settled. */
   finally(onfinally?: (() => void) | null): Promise<P> {
     return this.#first.finally(onfinally)
   }

@@ -35,7 +35,6 @@ export class Agents {
     return list(
       this.#transport,
       {
-        operation: 'agents.list',
         path: '/agents',
         page: valid.page,
         limit: valid.limit,

@@ -1,8 +1,8 @@
 import { requestOptionsSchema, type RequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { ArgumentCheck, parseResponse } from '../core/validate.ts'
-import { issueTokenParamsSchema, issueTokenResponseSchema } from '../schemas/auth.ts'
-import type { IssueTokenParams, IssueTokenResponse } from '../schemas/index.ts'
+import { boundIssueTokenResponseSchema, issueTokenParamsSchema, issueTokenResponseSchema } from '../schemas/auth.ts'
+import type { BoundIssueTokenResponse, IssueTokenParams, IssueTokenResponse } from '../schemas/index.ts'
 
 /** Chat-token issuance (spec, Endpoint 1). Reach it as `client.auth`. */
 export class Auth {
@@ -22,10 +22,14 @@ export class Auth {
    * (`'<n>h'` or `'<n>d'`, default 24 h).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
    * @returns `{ token, user: { id, externalId, companyId, agentId }, agent }`. Store `user.id` to
-   * invalidate tokens later. `agent` (and `user.agentId`) may be null or absent when no agentId was given.
+   * invalidate tokens later. With an `agentId`, `agent` and `user.agentId` must be in the response
+   * (else ResponseValidationError); without one, they may be null or absent (the spec does not say).
    * @throws RequestValidationError (nothing sent); APIError subclasses for any status but 200
-   * (the spec does not list them); APIConnectionError; ResponseValidationError.
+   * (the spec does not list them); APIConnectionError, APITimeoutError; APIUserAbortError;
+   * ResponseValidationError; ChatServiceError once the client is closed.
    */
+  issueToken(params: IssueTokenParams & { agentId: string }, options?: RequestOptions): Promise<BoundIssueTokenResponse>
+  issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse>
   async issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse> {
     const args = new ArgumentCheck('auth.issueToken')
     const body = args.check(issueTokenParamsSchema, params)
@@ -39,6 +43,7 @@ export class Auth {
       isSuccess: (status) => status === 200,
       secretFields: ['token'],
     })
-    return parseResponse(issueTokenResponseSchema, response, this.#transport.redactor)
+    const schema = body.agentId === undefined ? issueTokenResponseSchema : boundIssueTokenResponseSchema
+    return parseResponse(schema, response, this.#transport.redactor)
   }
 }

@@ -38,7 +38,6 @@ export class Conversations {
     return list(
       this.#transport,
       {
-        operation: 'conversations.list',
         path: '/conversations',
         page: valid.page,
         limit: valid.limit,

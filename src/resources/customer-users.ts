@@ -43,7 +43,6 @@ export class CustomerUsers {
     return list(
       this.#transport,
       {
-        operation: 'customerUsers.list',
         path: '/customer-users',
         page,
         limit,

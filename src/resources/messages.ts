@@ -53,7 +53,6 @@ export class ConversationMessages {
     return list(
       this.#transport,
       {
-        operation: 'conversations.messages.list',
         path: `/conversations/${encodePathSegment(id)}/messages`,
         page: valid.page,
         limit: valid.limit,

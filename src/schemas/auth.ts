@@ -38,10 +38,18 @@ export const tokenAgentSchema = z.object({
 
 /**
  * Result of token issuance (spec, Endpoint 1): the signed `token`, the `user` (store `user.id` for
- * later invalidation) and the bound `agent`, which may be null or absent when no `agentId` was given.
+ * later invalidation) and the bound `agent`, which may be null or absent when no `agentId` was
+ * given (the spec does not show that case).
  */
 export const issueTokenResponseSchema = z.object({
   token: z.string().min(1),
   user: tokenUserSchema,
   agent: tokenAgentSchema.nullable().optional(),
+})
+
+/** Result of token issuance when an `agentId` was given: `agent` and `user.agentId` must be present. */
+export const boundIssueTokenResponseSchema = z.object({
+  token: z.string().min(1),
+  user: tokenUserSchema.extend({ agentId: z.string() }),
+  agent: tokenAgentSchema,
 })

@@ -14,8 +14,14 @@ export const paginationSchema = z.object({
   total_pages: z.number().int().min(0),
 })
 
-/** A string identifier that must not be empty (path parameters, agent and user ids). */
-export const idSchema = z.string().min(1, 'Expected a non-empty id')
+/**
+ * A string identifier: not empty, and well-formed Unicode (a lone surrogate cannot be
+ * percent-encoded into a path). Used for path parameters, agent and user ids.
+ */
+export const idSchema = z
+  .string()
+  .min(1, 'Expected a non-empty id')
+  .refine((id) => id.isWellFormed(), 'Expected well-formed Unicode text (this id holds a lone surrogate)')
 
 /** `page` and `limit` of every list operation; both travel in the query string (spec, Endpoints 2, 4–6). */
 export const pageParamsShape = {

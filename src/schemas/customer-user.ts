@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import { idSchema, pageParamsShape } from './common.ts'
+import { pageParamsShape } from './common.ts'
 import { jsonObjectSchema } from './json.ts'
 
 /**
@@ -53,12 +53,11 @@ export const customerUserListParamsSchema = z.strictObject({
  */
 export const customerUserUpdateParamsSchema = z
   .strictObject({
-    name: z.string().optional(),
-    email: z.string().optional(),
+    name: z.string().min(1, 'Expected a non-empty name').optional(),
+    email: z.string().min(1, 'Expected a non-empty email').optional(),
     metadata: jsonObjectSchema.optional(),
   })
   .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
     message: 'Give at least one of name, email or metadata to update',
   })
 
-export { idSchema as customerUserIdSchema }

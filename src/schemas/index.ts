@@ -1,18 +1,18 @@
 import type * as z from 'zod'
 import type { agentSchema } from './agent.ts'
-import type { issueTokenParamsSchema, issueTokenResponseSchema, tokenAgentSchema, tokenUserSchema } from './auth.ts'
+import type { boundIssueTokenResponseSchema, issueTokenParamsSchema, issueTokenResponseSchema, tokenAgentSchema, tokenUserSchema } from './auth.ts'
 import type { paginationSchema } from './common.ts'
 import type { conversationSchema } from './conversation.ts'
 import type { customerUserListParamsSchema, customerUserSchema, updatedCustomerUserSchema } from './customer-user.ts'
 import type { messageConversationSchema, messageSchema } from './message.ts'
 
-export * from './agent.ts'
-export * from './auth.ts'
-export * from './common.ts'
-export * from './conversation.ts'
-export * from './customer-user.ts'
-export * from './json.ts'
-export * from './message.ts'
+export { agentSchema } from './agent.ts'
+export { boundIssueTokenResponseSchema, issueTokenParamsSchema, issueTokenResponseSchema, tokenAgentSchema, tokenUserSchema } from './auth.ts'
+export { MAX_LIMIT, pageParamsSchema, paginationSchema } from './common.ts'
+export { conversationSchema } from './conversation.ts'
+export { customerUserListParamsSchema, customerUserSchema, customerUserUpdateParamsSchema, updatedCustomerUserSchema } from './customer-user.ts'
+export { jsonObjectSchema } from './json.ts'
+export { messageConversationSchema, messageListParamsSchema, messageSchema } from './message.ts'
 
 /** A customer user (spec, Resources: Customer user). Unknown extra fields the service sends are kept at run time. */
 export type CustomerUser = z.infer<typeof customerUserSchema>
@@ -34,11 +34,13 @@ export type Pagination = z.infer<typeof paginationSchema>
 export type TokenUser = z.infer<typeof tokenUserSchema>
 /** The `agent` block of a token-issuance result. */
 export type TokenAgent = z.infer<typeof tokenAgentSchema>
-/** Result of `auth.issueToken` (spec, Endpoint 1). */
+/** Result of `auth.issueToken` (spec, Endpoint 1). `agent` may be null or absent when no `agentId` was given. */
 export type IssueTokenResponse = z.infer<typeof issueTokenResponseSchema>
+/** Result of `auth.issueToken` with an `agentId`: `agent` and `user.agentId` are present. */
+export type BoundIssueTokenResponse = z.infer<typeof boundIssueTokenResponseSchema>
 
-/** Token lifetime text: a positive whole number of hours (`'12h'`) or days (`'7d'`). */
-export type ExpiresIn = `${number}h` | `${number}d`
+/** Token lifetime text: a positive whole number of hours (`'12h'`) or days (`'7d'`). Zero and negatives are refused at run time. */
+export type ExpiresIn = `${bigint}h` | `${bigint}d`
 /** Parameters of `auth.issueToken` (spec, Endpoint 1). */
 export type IssueTokenParams = Omit<z.input<typeof issueTokenParamsSchema>, 'expiresIn'> & { expiresIn?: ExpiresIn }
 /** `page` (1-based, default 1) and `limit` (1–100) of a list operation. */
@@ -50,15 +52,23 @@ export interface PageParams {
 }
 /** Parameters of `customerUsers.list` (spec, Endpoint 2). */
 export type CustomerUserListParams = z.input<typeof customerUserListParamsSchema>
-/** Fields of `customerUsers.update` (spec, Endpoint 3); at least one. */
-export interface CustomerUserUpdateParams {
-  /** New display name. */
+/** The fields `customerUsers.update` can change (spec, Endpoint 3). */
+export interface CustomerUserUpdateFields {
+  /** New display name (non-empty). */
   name?: string
-  /** New e-mail address. */
+  /** New e-mail address (non-empty). */
   email?: string
-  /** New metadata: a plain JSON object (nesting allowed); send the full object to keep existing keys. */
+  /**
+   * New metadata: a plain JSON object (nesting allowed). Whether the service merges or replaces
+   * it is not shown: send the full object to keep existing keys.
+   */
   metadata?: Record<string, unknown>
 }
+/** Fields of `customerUsers.update`: at least one of `name`, `email`, `metadata`. */
+export type CustomerUserUpdateParams =
+  | (CustomerUserUpdateFields & { name: string })
+  | (CustomerUserUpdateFields & { email: string })
+  | (CustomerUserUpdateFields & { metadata: Record<string, unknown> })
 /** Parameters of `agents.list` (spec, Endpoint 4). */
 export type AgentListParams = PageParams
 /** Parameters of `conversations.list` (spec, Endpoint 5). */

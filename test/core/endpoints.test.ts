@@ -154,7 +154,7 @@ describe('customerUsers.update: PUT /rest/v1/customer-users/:id', () => {
     [{ name: 'A' }],
     [{ email: 'a@b.c' }],
     [{ metadata: {} }],
-    [{ name: '', email: 'a@b.c', metadata: { k: 'v' } }],
+    [{ name: 'B', email: 'a@b.c', metadata: { k: 'v' } }],
   ])('sends exactly %j besides the credentials', async (params) => {
     msw.use(http.put(`${API}/customer-users/cu-1`, () => HttpResponse.json(updatedUser())))
     await client.customerUsers.update('cu-1', params)

@@ -142,7 +142,7 @@ describe('ids', () => {
   })
 
   it('update with an empty id and no fields lists both problems', async () => {
-    const issues = await refusal(() => client.customerUsers.update('', {}))
+    const issues = await refusal(() => client.customerUsers.update('', {} as never)) // {} is also a type error
     expect(issues.length).toBeGreaterThanOrEqual(2)
   })
 
@@ -155,7 +155,7 @@ describe('ids', () => {
 
 describe('update fields', () => {
   it('no fields at all', async () => {
-    await refusal(() => client.customerUsers.update('cu-1', {}))
+    await refusal(() => client.customerUsers.update('cu-1', {} as never)) // {} is also a type error
   })
 
   it('an unknown field', async () => {
@@ -166,6 +166,8 @@ describe('update fields', () => {
   it.each([
     [{ name: 5 }, 'name'],
     [{ email: false }, 'email'],
+    [{ name: '' }, 'name'],
+    [{ email: '' }, 'email'],
     [{ metadata: 'x' }, 'metadata'],
     [{ metadata: [1, 2] }, 'metadata'],
     [{ metadata: null }, 'metadata'],

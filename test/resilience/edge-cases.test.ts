@@ -1,0 +1,191 @@
+// Edge cases found in review, each pinned by a test: non-network undici errors are not retried,
+// headers undici refuses are refused before sending, an un-awaited list cannot crash the process,
+// close() ends retry waits, ids must be well-formed Unicode, Retry-After parsing, error bodies over
+// the cap, base URL forms, clean error causes, nested token redaction, frozen retry statuses, and
+// the bound agent of a token.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { inspect } from 'node:util'
+import { MockAgent, type Dispatcher } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  APIConnectionError,
+  APITimeoutError,
+  ChatServiceClient,
+  ChatServiceError,
+  InternalServerError,
+  RequestValidationError,
+  ResponseValidationError,
+  RETRYABLE_STATUSES,
+} from 'chat-service-sdk'
+import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { serverRequestedDelay } from '../../src/core/retry.ts'
+
+const seed = generateDataset({ seed: 3, agents: 2, customerUsers: 5, conversations: 2, messages: 10 })
+const key = seed.companies[0]!.keys[0]!
+const fake = createFakeChatService({ seed })
+let server: FakeServerHandle
+beforeAll(async () => {
+  server = await fake.listen()
+})
+afterAll(() => server.close())
+
+function client(options: Partial<ConstructorParameters<typeof ChatServiceClient>[0]> = {}): ChatServiceClient {
+  return new ChatServiceClient({ baseUrl: server.url, keyId: key.keyId, keySecret: key.keySecret, logLevel: 'off', ...options })
+}
+
+function attempts(): number {
+  const n = fake.requests.length
+  fake.clearRequests()
+  return n
+}
+
+describe('non-network failures are final', () => {
+  it.each([{ expect: '100-continue' }, { upgrade: 'h2c' }, { 'keep-alive': 'timeout=5' }, { 'x-note': '€uro' }, { 'x-note': 'a\u0000b' }])(
+    'header %j is refused before sending',
+    async (headers) => {
+      fake.clearRequests()
+      await expect(client().agents.list({}, { headers })).rejects.toBeInstanceOf(RequestValidationError)
+      expect(() => client({ headers })).toThrow(RequestValidationError)
+      expect(attempts()).toBe(0)
+    },
+  )
+
+  it('an error undici raises for the request itself (a MockAgent mismatch) is thrown at once, not retried', async () => {
+    const mock = new MockAgent()
+    mock.disableNetConnect()
+    let dispatched = 0
+    const counting = new Proxy(mock, {
+      get(target, prop, receiver) {
+        if (prop === 'request') dispatched++
+        return Reflect.get(target, prop, receiver) as unknown
+      },
+    })
+    const c = new ChatServiceClient({ baseUrl: 'https://chat.example.com', keyId: 'k', keySecret: 's3cret-value', dispatcher: counting, logLevel: 'off' })
+    const error = await c.agents.list().then(() => undefined, (e: unknown) => e)
+    await mock.close()
+    expect(error).toBeInstanceOf(APIConnectionError)
+    expect(dispatched).toBe(1)
+  })
+})
+
+describe('promises and lifecycle', () => {
+  it('a failing list that is awaited late does not raise an unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason)
+    }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const refused = new ChatServiceClient({ baseUrl: 'http://127.0.0.1:9', keyId: 'k', keySecret: 's', maxRetries: 0, logLevel: 'off' })
+      const pending = refused.agents.list()
+      const invalid = refused.agents.list({ limit: 500 })
+      await sleep(300) // both have failed by now, with nobody listening yet
+      expect(unhandled).toEqual([])
+      await expect(pending).rejects.toBeInstanceOf(APIConnectionError)
+      await expect(invalid).rejects.toBeInstanceOf(RequestValidationError)
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
+  it('close() during a retry wait rejects the call at once with ChatServiceError', async () => {
+    fake.failNext(1, { status: 503, headers: { 'retry-after': '30' } })
+    const c = client()
+    const pending = c.agents.list()
+    await sleep(100)
+    const started = performance.now()
+    await c.close()
+    const error = await pending.then(() => undefined, (e: unknown) => e)
+    expect(performance.now() - started).toBeLessThan(2_000)
+    expect(error).toBeInstanceOf(ChatServiceError)
+    expect(error).not.toBeInstanceOf(APIConnectionError)
+    expect((error as Error).message).toMatch(/closed/)
+    expect(attempts()).toBe(1)
+  })
+
+  it('a timeout has no Symbol as its cause', async () => {
+    fake.failNext(1, { delayMs: 500 })
+    const error = await client({ timeout: 50, maxRetries: 0 }).agents.list().then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(APITimeoutError)
+    const cause = (error as APITimeoutError).cause
+    expect(cause === undefined || cause instanceof Error).toBe(true)
+    attempts()
+  })
+})
+
+describe('input', () => {
+  it('an id holding a lone surrogate is a RequestValidationError, not a URIError', async () => {
+    await expect(client().conversations.messages.list('\uD800')).rejects.toBeInstanceOf(RequestValidationError)
+    await expect(client().customerUsers.update('a\uDC00', { name: 'n' })).rejects.toBeInstanceOf(RequestValidationError)
+  })
+
+  it.each(['https://h//rest/v1', 'https://h/rest//v1/'])('%s has exactly one /rest/v1', (baseUrl) => {
+    expect(new ChatServiceClient({ baseUrl, keyId: 'k', keySecret: 's' }).baseUrl).toBe('https://h/rest/v1')
+  })
+
+  it.each(['https://h/%72est/v1', 'https://h/%E0%A4%A'])('%s is refused', (baseUrl) => {
+    expect(() => new ChatServiceClient({ baseUrl, keyId: 'k', keySecret: 's' })).toThrow(RequestValidationError)
+  })
+})
+
+describe('responses', () => {
+  it.each<[Record<string, string>, number | undefined]>([
+    [{ 'retry-after': '2' }, 2_000],
+    [{ 'retry-after': '1.5' }, undefined], // not a whole number: the SDK's own backoff applies
+    [{ 'retry-after': '-1' }, undefined],
+    [{ 'retry-after': 'soon' }, undefined],
+    [{ 'retry-after-ms': '250.5' }, 251],
+    [{ 'retry-after': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 0],
+  ])('Retry-After %j → %s ms', (headers, expected) => {
+    expect(serverRequestedDelay(headers, Date.parse('2000-01-01T00:00:00Z'))).toBe(expected)
+  })
+
+  it('an error response over the cap is still an APIError (retried, body cut off at 64 KiB)', async () => {
+    fake.failNext(3, { status: 503, body: 'x'.repeat(200_000), headers: { 'retry-after-ms': '1' } })
+    const error = await client({ maxRetries: 2 }).agents.list().then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(InternalServerError)
+    expect(String((error as InternalServerError).body)).toMatch(/cut off after 65536 bytes\]$/)
+    expect(attempts()).toBe(3)
+  })
+
+  it('a token nested inside the token member is scrubbed from errors too', async () => {
+    fake.failNext(1, { status: 200, body: { token: { value: 'tok_nested_secret_1234' }, user: 'broken' }, match: { method: 'POST' } })
+    const error = await client().auth.issueToken({ userId: 'u' }).then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(ResponseValidationError)
+    expect(inspect(error, { depth: 10 })).not.toContain('tok_nested_secret_1234')
+    expect(JSON.stringify(error)).not.toContain('tok_nested_secret_1234')
+    attempts()
+  })
+
+  it('with an agentId, a response without the agent is a ResponseValidationError', async () => {
+    fake.failNext(1, { status: 200, body: { token: 't.t.t', user: { id: 'cu', externalId: 'u', companyId: 'co', agentId: null }, agent: null }, match: { method: 'POST' } })
+    await expect(client().auth.issueToken({ userId: 'u', agentId: 'agent_1' })).rejects.toBeInstanceOf(ResponseValidationError)
+    attempts()
+  })
+
+  it('a network error cause is a clean copy: the secret is not in it, even where the stack was read first', async () => {
+    const secret = 'k3y-s3cret-value'
+    const failing = {
+      dispatch: () => true,
+      request: () => {
+        const error = Object.assign(new Error(`socket failed while sending ${secret}`), { code: 'ECONNRESET' })
+        if (error.stack?.includes(secret) !== true) throw new Error('expected the stack text to be fixed with the secret in it') // reading it fixes it
+        return Promise.reject(error)
+      },
+      close: () => Promise.resolve(),
+      destroy: () => Promise.resolve(),
+    } as unknown as Dispatcher
+    const c = new ChatServiceClient({ baseUrl: 'https://chat.example.com', keyId: 'k', keySecret: secret, dispatcher: failing, maxRetries: 0, logLevel: 'off' })
+    const error = await c.agents.list().then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(APIConnectionError)
+    expect((error as APIConnectionError).cause).toMatchObject({ code: 'ECONNRESET' })
+    expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(secret)
+  })
+})
+
+it('RETRYABLE_STATUSES cannot be changed by users', () => {
+  expect(Object.isFrozen(RETRYABLE_STATUSES)).toBe(true)
+  expect(() => {
+    ;(RETRYABLE_STATUSES as number[]).push(400)
+  }).toThrow(TypeError)
+})
