@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/msw': 'src/testing/msw.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

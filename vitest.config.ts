@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   resolve: {
     alias: {
+      'chat-service-sdk/testing/msw': fileURLToPath(new URL('./src/testing/msw.ts', import.meta.url)),
       'chat-service-sdk/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
       'chat-service-sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
     },

@@ -28,7 +28,7 @@ try {
 
   // 3. A chat token for that user, bound to the agent. Never print the token itself.
   const issued = await client.auth.issueToken({ userId: someone.external_id, agentId: agent.id, expiresIn: '1h' })
-  console.log(`issued a chat token (${issued.token.length} characters, 1h) for user ${issued.user.id}, agent ${issued.agent?.name ?? 'none'}`)
+  console.log(`issued a chat token (${issued.token.length} characters, 1h) for user ${issued.user.id}, agent ${issued.agent.name}`)
 
   // 4. Update the user's metadata: send the whole object to keep existing keys.
   const updated = await client.customerUsers.update(issued.user.id, {

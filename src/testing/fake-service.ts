@@ -1,14 +1,13 @@
 /**
  * `createFakeChatService`: composes the state, the engine and the two
- * transports (node:http listen mode and msw mode) into the public object.
+ * node:http listen mode into the public object (msw mode lives in msw.ts).
  *
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import type { RequestHandler } from 'msw'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
-import { createMswHandlers, type FakeHandlersOptions } from './msw.ts'
+import { ENGINE_KEY } from './engine-key.ts'
 import { messageCount, ServiceState, type CompanyState } from './state.ts'
 import { TokenSigner } from './token.ts'
 import type {
@@ -26,8 +25,8 @@ import type {
 
 /**
  * An in-memory fake of the whole Chat Service (all six endpoints of the spec),
- * served over real HTTP (`listen`) or through msw (`handlers`). Both serve the
- * same state. Accessors return copies in list order (created_at, then id).
+ * served over real HTTP (`listen`) or through msw (`createFakeHandlers` from
+ * `chat-service-sdk/testing/msw`). Both serve the same state. Accessors return copies in list order (created_at, then id).
  */
 export interface FakeChatService {
   /** Adds companies, keys and records to the state (duplicate ids throw). */
@@ -40,24 +39,6 @@ export interface FakeChatService {
    * `close()` also destroys keep-alive sockets. Several servers may share the state.
    */
   listen(opts?: { port?: number; host?: string }): Promise<FakeServerHandle>
-  /**
-   * msw 3 handlers serving the same state for every request under `baseUrl`
-   * (an origin, optionally with a path prefix; a trailing `/rest/v1` is
-   * ignored). Needs the optional `msw` package (loaded on first call).
-   *
-   * msw mode limits (a fetch `Request` cannot carry a GET body, so handlers
-   * see an empty body on GET while `content-length` still shows one):
-   * - GET credentials cannot be checked: a GET needs
-   *   `content-type: application/json` and a non-zero `content-length` (else 401) and is
-   *   attributed to `options.companyForGet` (default: the first company);
-   * - customer-user filters cannot be seen: the unfiltered list is returned
-   *   with the response header `x-fake-service-warning`;
-   * - the recorded request has `body: undefined, bodyVisible: false`;
-   * - `path` is the WHATWG-normalised pathname (dot segments resolved).
-   * POST/PUT bodies are fully visible. All fault kinds work: drops become
-   * `HttpResponse.error()` (before headers) or an errored body stream (mid-body).
-   */
-  handlers(baseUrl: string, options?: FakeHandlersOptions): RequestHandler[]
   /**
    * The next `n` requests that match `fault.match` (default: any) get `fault`
    * instead of (or on top of) normal handling; they are still recorded.
@@ -115,7 +96,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const company = (id: string): CompanyState | undefined => state.companies.get(id)
   const copyUser = (u: StoredCustomerUser): StoredCustomerUser => ({ ...u, metadata: structuredClone(u.metadata) })
 
-  return {
+  const fake: FakeChatService = {
     seed(data) {
       state.seed(data)
     },
@@ -127,9 +108,6 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     listen(opts) {
       return startHttpServer(engine, opts)
-    },
-    handlers(baseUrl, handlerOptions) {
-      return createMswHandlers(engine, baseUrl, handlerOptions)
     },
     failNext(n, fault) {
       engine.faults.add(n, fault)
@@ -183,4 +161,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       return conv ? state.messages(conv).map((m) => ({ ...m })) : []
     },
   }
+  // For chat-service-sdk/testing/msw: not enumerable, so it stays out of inspect and JSON.
+  Object.defineProperty(fake, ENGINE_KEY, { value: engine })
+  return fake
 }

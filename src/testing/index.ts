@@ -22,11 +22,12 @@
  *   fidelity: it reads the JSON body of every request, GET included, checks
  *   `keyId`/`keySecret` there on every endpoint, and carries out every fault.
  *
- * - msw mode, `fake.handlers(baseUrl)` + `createMswNetwork(handlers)`: msw 3
+ * - msw mode, from the subpath `chat-service-sdk/testing/msw`:
+ *   `createFakeHandlers(fake, baseUrl)` + `createMswNetwork(handlers)`: msw 3
  *   handlers, reached by undici through msw's socket-level interceptor
  *   (`defineNetwork` + `InterceptorSource` + `HttpRequestInterceptor`;
- *   `setupServer()` does not see undici). msw is an OPTIONAL dependency,
- *   loaded only by these two functions. Limitation: a fetch `Request` cannot
+ *   `setupServer()` does not see undici). msw is an OPTIONAL peer: only that
+ *   subpath imports it, so this entry works and type-checks without it. Limitation: a fetch `Request` cannot
  *   carry a body on GET, so msw handlers see an EMPTY body on GET (the
  *   `content-length` header still shows one). For GET in msw mode therefore:
  *     * credentials cannot be checked: the fake requires
@@ -69,12 +70,6 @@
 
 export { createFakeChatService, type FakeChatService } from './fake-service.ts'
 export { generateDataset, mulberry32, type GenerateDatasetOptions } from './dataset.ts'
-export {
-  createMswNetwork,
-  type FakeHandlersOptions,
-  type MswNetwork,
-  type MswNetworkOptions,
-} from './msw.ts'
 export { WARNING_HEADER } from './routes.ts'
 export type {
   AgentRecord,

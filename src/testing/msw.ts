@@ -1,78 +1,24 @@
 /**
- * msw mode: msw 3 request handlers serving the fake's state, and a helper
- * that turns on msw's socket-level interception so that undici traffic (which
- * `setupServer()` does not see) reaches them.
+ * `chat-service-sdk/testing/msw`: msw mode of the fake service. msw 3 request handlers serving a
+ * fake's state ({@link createFakeHandlers}), and {@link createMswNetwork}, which turns on msw's
+ * socket-level interception so that undici traffic (which `setupServer()` does not see) reaches
+ * them. This entry imports `msw` and `@mswjs/interceptors` (optional peers of the package); the
+ * main `chat-service-sdk/testing` entry does not, so it works, and type-checks, without msw.
  *
- * msw is optional: nothing here loads it until `handlers()` or
- * `createMswNetwork()` is called. It is loaded with `createRequire` (Node
- * >= 22.12 can `require()` ES modules), so importing `chat-service-sdk/testing`
- * works without msw installed.
+ * Limitation: a fetch `Request` cannot carry a body on GET/HEAD, so the handlers see an EMPTY
+ * body on GET (the `content-length` header still shows the real length). See
+ * {@link createFakeHandlers} for what the fake does then.
  *
- * Limitation: a fetch `Request` cannot carry a body on GET/HEAD, so the
- * handlers see an EMPTY body on GET (the `content-length` header still shows
- * the real length). See `FakeHandlersOptions` for what the fake does then.
- *
- * @module
+ * @packageDocumentation
  */
-import { createRequire } from 'node:module'
-import type { RequestHandler, UnhandledFrameHandle } from 'msw'
-import type { InterceptorSource, NetworkApi } from 'msw/experimental'
-import type { Engine, ResponsePlan } from './engine.ts'
+import { HttpRequestInterceptor } from '@mswjs/interceptors/http'
+import { http, HttpResponse, type RequestHandler, type UnhandledFrameHandle } from 'msw'
+import { defineNetwork, InterceptorSource, type NetworkApi } from 'msw/experimental'
+import type { ResponsePlan } from './engine.ts'
+import { engineOf } from './engine-key.ts'
+import type { FakeChatService } from './fake-service.ts'
 
-type MswCore = typeof import('msw')
-type MswExperimental = typeof import('msw/experimental')
-type InterceptorsHttp = typeof import('@mswjs/interceptors/http')
-
-interface MswModules {
-  core: MswCore
-  experimental: MswExperimental
-  interceptorsHttp: InterceptorsHttp
-}
-
-let cached: MswModules | undefined
-
-function isNotFound(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND'
-}
-
-/** Loads msw lazily; throws a clear error when it is missing. */
-function loadMsw(): MswModules {
-  if (cached) return cached
-  const require = createRequire(import.meta.url)
-  let core: MswCore
-  let experimental: MswExperimental
-  try {
-    core = require('msw') as MswCore
-    experimental = require('msw/experimental') as MswExperimental
-  } catch (error) {
-    if (isNotFound(error)) {
-      throw new Error(
-        'chat-service-sdk/testing: msw mode needs the "msw" package (version 3). Install it as a dev dependency: npm install --save-dev msw@^3',
-        { cause: error },
-      )
-    }
-    if ((error as { code?: unknown } | null)?.code === 'ERR_REQUIRE_ESM') {
-      throw new Error('chat-service-sdk/testing: msw mode needs Node >= 22.12 (to load the ESM-only msw package)', { cause: error })
-    }
-    throw error
-  }
-  // Prefer the @mswjs/interceptors copy that msw itself depends on.
-  let interceptorsHttp: InterceptorsHttp
-  try {
-    interceptorsHttp = createRequire(require.resolve('msw'))('@mswjs/interceptors/http') as InterceptorsHttp
-  } catch {
-    try {
-      interceptorsHttp = require('@mswjs/interceptors/http') as InterceptorsHttp
-    } catch (error) {
-      throw new Error('chat-service-sdk/testing: cannot load "@mswjs/interceptors/http" (installed with msw 3)', { cause: error })
-    }
-  }
-  cached = { core, experimental, interceptorsHttp }
-  return cached
-}
-
-/** Options of `FakeChatService.handlers`. */
+/** Options of {@link createFakeHandlers}. */
 export interface FakeHandlersOptions {
   /**
    * Company that GET requests are attributed to. msw cannot show a GET body,
@@ -97,11 +43,31 @@ const MIN_DROP_WAIT_MS = 20
 
 const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve())
 
-/** msw handlers serving `engine` for every request under `baseUrl`. */
-export function createMswHandlers(engine: Engine, baseUrl: string, options: FakeHandlersOptions = {}): RequestHandler[] {
-  const { core } = loadMsw()
+/**
+ * msw 3 handlers serving the state of `fake` for every request under `baseUrl` (an origin,
+ * optionally with a path prefix; a trailing `/rest/v1` is ignored). Pass them to
+ * {@link createMswNetwork} (msw's `setupServer()` does not see undici traffic).
+ *
+ * msw mode limits (a fetch `Request` cannot carry a GET body, so handlers see an empty body on
+ * GET while `content-length` still shows one):
+ * - GET credentials cannot be checked: a GET needs `content-type: application/json` and a
+ *   non-zero `content-length` (else 401) and is attributed to `options.companyForGet`
+ *   (default: the first company);
+ * - customer-user filters cannot be seen: the unfiltered list is returned with the response
+ *   header `x-fake-service-warning`;
+ * - the recorded request has `body: undefined, bodyVisible: false`;
+ * - `path` is the WHATWG-normalised pathname (dot segments resolved).
+ * POST and PUT bodies are fully visible. All fault kinds work: drops become
+ * `HttpResponse.error()` (before headers) or an errored body stream (mid-body).
+ *
+ * @param fake - a fake made by `createFakeChatService()` (from `chat-service-sdk/testing`).
+ * @param baseUrl - where the client sends its requests, e.g. `https://chat.test`.
+ * @throws TypeError when `fake` was not made by `createFakeChatService()`.
+ */
+export function createFakeHandlers(fake: FakeChatService, baseUrl: string, options: FakeHandlersOptions = {}): RequestHandler[] {
+  const engine = engineOf(fake)
   const { origin, prefix } = parseBase(baseUrl)
-  const handler = core.http.all(
+  const handler = http.all(
     ({ request }) => {
       const url = new URL(request.url)
       return url.origin === origin && (prefix === '' || url.pathname === prefix || url.pathname.startsWith(`${prefix}/`))
@@ -127,20 +93,20 @@ export function createMswHandlers(engine: Engine, baseUrl: string, options: Fake
         },
         { companyForInvisibleBody: options.companyForGet },
       )
-      return toResponse(core, plan)
+      return toResponse(plan)
     },
   )
   return [handler]
 }
 
-async function toResponse(core: MswCore, plan: ResponsePlan): Promise<Response> {
+async function toResponse(plan: ResponsePlan): Promise<Response> {
   await sleep(plan.delayMs)
   const response = plan.response
-  if (response === null) return core.HttpResponse.error()
+  if (response === null) return HttpResponse.error()
   const headers = { ...response.headers, 'content-length': String(response.body.length) }
   const init = { status: response.status, headers }
-  if (response.body.length === 0) return new core.HttpResponse(null, init)
-  if (!plan.dropMidBody && plan.bodyDelayMs <= 0) return new core.HttpResponse(new Uint8Array(response.body), init)
+  if (response.body.length === 0) return new HttpResponse(null, init)
+  if (!plan.dropMidBody && plan.bodyDelayMs <= 0) return new HttpResponse(new Uint8Array(response.body), init)
   const body = response.body
   const first = body.subarray(0, Math.max(1, Math.floor(body.length / 2)))
   const rest = body.subarray(first.length)
@@ -158,7 +124,7 @@ async function toResponse(core: MswCore, plan: ResponsePlan): Promise<Response> 
       controller.close()
     },
   })
-  return new core.HttpResponse(stream, init)
+  return new HttpResponse(stream, init)
 }
 
 /** Options of {@link createMswNetwork}. */
@@ -185,12 +151,11 @@ export type MswNetwork = NetworkApi<[InterceptorSource]>
  * `fake.listen()`) are intercepted too and, with the default
  * `onUnhandledFrame: 'error'`, fail.
  *
- * @param handlers - e.g. `fake.handlers('http://chat.test')`.
+ * @param handlers - e.g. `createFakeHandlers(fake, 'https://chat.test')`, or your own msw handlers.
  */
 export function createMswNetwork(handlers: RequestHandler[], options: MswNetworkOptions = {}): MswNetwork {
-  const { experimental, interceptorsHttp } = loadMsw()
-  return experimental.defineNetwork({
-    sources: [new experimental.InterceptorSource({ interceptors: [new interceptorsHttp.HttpRequestInterceptor()] })],
+  return defineNetwork({
+    sources: [new InterceptorSource({ interceptors: [new HttpRequestInterceptor()] })],
     handlers,
     onUnhandledFrame: options.onUnhandledFrame ?? 'error',
     context: { quiet: options.quiet ?? true },

@@ -1,11 +1,12 @@
 // The README's "Testing your code" msw-mode example, as written there (plus assertions).
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
-import { createFakeChatService, createMswNetwork, generateDataset } from 'chat-service-sdk/testing'
+import { createFakeChatService, generateDataset } from 'chat-service-sdk/testing'
+import { createFakeHandlers, createMswNetwork } from 'chat-service-sdk/testing/msw'
 
 const seed = generateDataset({ seed: 1 })
 const fake = createFakeChatService({ seed })
-const network = createMswNetwork(fake.handlers('https://chat.test')) // unhandled requests fail
+const network = createMswNetwork(createFakeHandlers(fake, 'https://chat.test')) // unhandled requests fail
 beforeAll(() => { network.enable(); })
 afterAll(() => { network.disable(); })
 

@@ -10,7 +10,7 @@
 import type { RequestHandler } from 'msw'
 import type { HttpNetworkFrameEventMap } from 'msw/experimental'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { createMswNetwork } from 'chat-service-sdk/testing'
+import { createMswNetwork } from 'chat-service-sdk/testing/msw'
 
 /** msw types the network's events loosely (`any`); these are the HTTP events it emits. */
 type RequestEvent = HttpNetworkFrameEventMap['request:start']

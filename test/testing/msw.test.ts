@@ -2,21 +2,20 @@ import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   createFakeChatService,
-  createMswNetwork,
   WARNING_HEADER,
   type AgentRecord,
   type CustomerUserRecord,
   type FakeChatService,
   type MessageRecord,
-  type MswNetwork,
 } from '../../src/testing/index.ts'
+import { createFakeHandlers, createMswNetwork, type MswNetwork } from '../../src/testing/msw.ts'
 import { call, fixtureSeed, KEY_A, KEY_B, type ErrorBody, type ListBody, type MessagesBody, type TokenBody } from './helpers.ts'
 
 const BASE = 'http://chat.test'
 let fake: FakeChatService
 let network: MswNetwork | undefined
 
-async function enable(handlers = fake.handlers(BASE)): Promise<MswNetwork> {
+async function enable(handlers = createFakeHandlers(fake, BASE)): Promise<MswNetwork> {
   network = createMswNetwork(handlers)
   network.enable()
   return network
@@ -81,7 +80,7 @@ describe('msw mode', () => {
   })
 
   it('attributes GETs to companyForGet', async () => {
-    await enable(fake.handlers(BASE, { companyForGet: 'co_b' }))
+    await enable(createFakeHandlers(fake, BASE, { companyForGet: 'co_b' }))
     const res = await call<MessagesBody<MessageRecord>>(BASE, 'GET', '/rest/v1/conversations/conv_b/messages', { body: KEY_B })
     expect(res.status).toBe(200)
     expect(res.json.conversation).toEqual({ id: 'conv_b', title: 'B conv' })
@@ -89,7 +88,7 @@ describe('msw mode', () => {
   })
 
   it('accepts a base URL ending in /rest/v1 and keeps the routing rules (doubled prefix 404, 405)', async () => {
-    await enable(fake.handlers(`${BASE}/rest/v1/`))
+    await enable(createFakeHandlers(fake, `${BASE}/rest/v1/`))
     expect((await call(BASE, 'GET', '/rest/v1/agents', { body: KEY_A })).status).toBe(200)
     expect((await call(BASE, 'GET', '/rest/v1/v1/agents', { body: KEY_A })).status).toBe(404)
     expect((await call(BASE, 'DELETE', '/rest/v1/agents', { body: KEY_A })).status).toBe(405)

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
 const entry = fileURLToPath(new URL('../../src/testing/index.ts', import.meta.url))
+const mswEntry = fileURLToPath(new URL('../../src/testing/msw.ts', import.meta.url))
 
 /** Runs a script in a fresh Node in which `msw` and `@mswjs/*` cannot be resolved. */
 async function withoutMsw(body: string): Promise<string> {
@@ -26,7 +27,7 @@ async function withoutMsw(body: string): Promise<string> {
 }
 
 describe('msw is optional', () => {
-  it('the testing entry works without msw; handlers() and createMswNetwork() explain what is missing', async () => {
+  it('the testing entry works without msw; only the testing/msw entry needs it', async () => {
     const out = await withoutMsw(`
       const fake = m.createFakeChatService({ seed: m.generateDataset({ seed: 1, messages: 10, conversations: 2, customerUsers: 2 }) })
       const key = m.generateDataset({ seed: 1 }).companies[0].keys[0]
@@ -36,23 +37,24 @@ describe('msw is optional', () => {
       })
       console.log('status', res.status)
       await server.close()
-      for (const f of [() => fake.handlers('http://chat.test'), () => m.createMswNetwork([])]) {
-        try { f(); console.log('no error') } catch (e) { console.log('error:', e.message) }
-      }
+      console.log('exports', Object.keys(m).sort().join(','))
+      try { await import(${JSON.stringify(mswEntry)}); console.log('msw entry loaded') } catch (e) { console.log('msw entry:', e.message) }
     `)
     expect(out).toContain('status 200')
-    expect(out.match(/error: .*msw mode needs the "msw" package/g)).toHaveLength(2)
-    expect(out).not.toContain('no error')
+    expect(out).not.toMatch(/exports .*Msw/)
+    expect(out).toMatch(/msw entry: Cannot find module 'msw|msw entry: Cannot find module '@mswjs/)
+    expect(out).not.toContain('msw entry loaded')
   })
 
-  it('the same script loads msw lazily when it is installed (control)', async () => {
+  it('with msw installed, the testing/msw entry serves a fake made by the testing entry (control)', async () => {
     const { stdout } = await run(
       process.execPath,
       ['--no-warnings', '--input-type=module', '-e', `
         const m = await import(${JSON.stringify(entry)})
+        const msw = await import(${JSON.stringify(mswEntry)})
         const fake = m.createFakeChatService()
-        console.log('handlers', fake.handlers('http://chat.test').length)
-        const net = m.createMswNetwork(fake.handlers('http://chat.test'))
+        console.log('handlers', msw.createFakeHandlers(fake, 'http://chat.test').length)
+        const net = msw.createMswNetwork(msw.createFakeHandlers(fake, 'http://chat.test'))
         console.log('network', typeof net.enable, typeof net.disable)
       `],
       { timeout: 15_000 },

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Consumer tests of the packed package (issue 6, "Package correctness").
+#
+#   scripts/consumer/run.sh [tarball]
+#
+# Without a tarball it runs `npm run build` and `npm pack` into a temporary directory. Each check
+# then creates a FRESH temporary npm project (mktemp -d; removed on exit) that installs only the
+# tarball plus the few tools that check needs, and uses the package the way a user would: by its
+# name, through package.json `exports`, from node_modules.
+#
+# Node: everything runs on the project's pinned Node (devDependency `node`, 24; the machine's own
+# node is 20), found with `npm exec node` in the repo and put first on PATH; each temporary
+# project names that exact version in package.json `engines` and has engine-strict=true in its
+# .npmrc. The other Node lines are covered by scripts/consumer/multi-node.sh.
+#
+# Checks (fixtures in scripts/consumer/fixtures/, each file says what it proves):
+#   esm                ESM script (smoke.mjs): `import` of chat-service-sdk and /testing resolves to
+#                      dist/*.js; fake in listen mode; each of the 6 endpoints once, results asserted
+#                      against the fake's state; error classes via instanceof; VERSION equals
+#                      package.json and is sent in user-agent. msw is NOT installed: proves listen
+#                      mode works without it and msw mode names what is missing.
+#   cjs                The same with `require` (smoke.cjs), resolving to dist/*.cjs; no msw either.
+#   msw                Installs msw@^3 + @mswjs/interceptors too; msw mode (fake.handlers +
+#                      createMswNetwork) from ESM (msw.mjs) and from CommonJS (msw.cjs).
+#   ts-nodenext-esm    typescript@~6.0 + @types/node, `type: module`, module/moduleResolution
+#                      nodenext, strict: tsc --noEmit of sample.ts (every endpoint, the public
+#                      types, Page/PagePromise/MessagePage, for await, instanceof on every error
+#                      class, chat-service-sdk/testing) and misuse.ts (the negative check: each
+#                      `// @ts-expect-error` misuse must be an error). Then runs sample.ts on Node
+#                      (type stripping) against the fake, so the types are checked against the
+#                      real behaviour too.
+#   ts-nodenext-cjs    The same type check in a CommonJS package (resolves the .d.cts files), with
+#                      @types/node@^22 (a Node 22 user; the others use @types/node@^24).
+#   ts-bundler         The same type check with module esnext + moduleResolution bundler.
+#   ts-libcheck        skipLibCheck: false with msw installed: the package's .d.ts AND .d.cts
+#                      (sample + msw-mode types copied in as .mts and .cts) are checked in full.
+#   ts-libcheck-no-msw skipLibCheck: false WITHOUT msw: chat-service-sdk and chat-service-sdk/testing
+#                      type-check in full without msw (only chat-service-sdk/testing/msw needs it).
+# The ts-* projects other than ts-libcheck* use skipLibCheck: true (what `tsc --init` writes),
+# for that reason and because a full library check costs about 10 s per project.
+#
+# Output: "consumer: <check>: ok (N s)" per check, or "consumer: <check>: FAILED ..." with the end
+# of its log; the last line is "consumer: N passed, N failed"; exit status 1 if anything failed.
+# CONSUMER_VERBOSE=1 prints every check's full log; CONSUMER_JOBS=N runs N checks at a time
+# (default 4). About a minute on 2 cores with a warm npm cache, build included.
+set -euo pipefail
+PREFIX=consumer
+# shellcheck source=scripts/consumer/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TYPESCRIPT=typescript@~6.0
+TYPES_NODE=@types/node@^24
+TYPES_NODE_22=@types/node@^22 # a Node 22 user's types: the package supports Node 22.19
+MSW=(msw@^3 @mswjs/interceptors)
+LIBS=es2023,esnext.disposable
+
+started=$(now_ms)
+make_workdir
+setup_node
+get_tarball "${1:-}"
+
+check_esm() {
+  local dir=$WORK/$1
+  new_project "$1" module
+  npm_install "$dir" "$TARBALL"
+  cp "$FIXTURES/smoke.mjs" "$dir/"
+  (cd "$dir" && "$NODE" smoke.mjs)
+}
+
+check_cjs() {
+  local dir=$WORK/$1
+  new_project "$1" commonjs
+  npm_install "$dir" "$TARBALL"
+  cp "$FIXTURES/smoke.cjs" "$dir/"
+  (cd "$dir" && "$NODE" smoke.cjs)
+}
+
+check_msw() {
+  local dir=$WORK/$1
+  new_project "$1" module
+  npm_install "$dir" "$TARBALL" "${MSW[@]}"
+  cp "$FIXTURES/msw.mjs" "$FIXTURES/msw.cjs" "$dir/"
+  (cd "$dir" && "$NODE" msw.mjs && "$NODE" msw.cjs)
+}
+
+# write_tsconfig DIR MODULE RESOLUTION SKIPLIBCHECK VERBATIM LIBS FILES... (LIBS: comma-separated)
+write_tsconfig() {
+  local dir=$1 module=$2 resolution=$3 skip=$4 verbatim=$5 libs=$6
+  shift 6
+  node -e '
+    const [dir, module, moduleResolution, skip, verbatim, libs, ...files] = process.argv.slice(1)
+    const compilerOptions = {
+      module, moduleResolution,
+      target: "es2023", lib: libs.split(","), types: ["node"],
+      strict: true, noUncheckedIndexedAccess: true, exactOptionalPropertyTypes: true,
+      noEmit: true, skipLibCheck: skip === "true", verbatimModuleSyntax: verbatim === "true",
+    }
+    require("node:fs").writeFileSync(dir + "/tsconfig.json", JSON.stringify({ compilerOptions, files }, null, 2) + "\n")
+  ' "$dir" "$module" "$resolution" "$skip" "$verbatim" "$libs" "$@"
+  cat "$dir/tsconfig.json"
+}
+
+tsc_in() {
+  echo "+ tsc --noEmit -p $1 ($(cd "$1" && "$NODE" node_modules/typescript/bin/tsc -v))"
+  (cd "$1" && "$NODE" node_modules/typescript/bin/tsc --noEmit -p . --pretty false)
+}
+
+# check_ts NAME TYPE MODULE RESOLUTION VERBATIM RUN(yes|no) TYPES_NODE
+check_ts() {
+  local dir=$WORK/$1
+  new_project "$1" "$2"
+  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$7"
+  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$dir/"
+  write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts
+  tsc_in "$dir"
+  if [ "$6" = yes ]; then
+    echo "+ node sample.ts"
+    (cd "$dir" && "$NODE" sample.ts)
+  fi
+}
+
+check_ts_libcheck() {
+  local dir=$WORK/$1
+  new_project "$1" module
+  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE" "${MSW[@]}"
+  cp "$FIXTURES/sample.ts" "$dir/sample.mts"
+  cp "$FIXTURES/sample.ts" "$dir/sample.cts"
+  cp "$FIXTURES/msw-types.ts" "$dir/msw-types.mts"
+  cp "$FIXTURES/msw-types.ts" "$dir/msw-types.cts"
+  # msw's own types (and @mswjs/interceptors') use DOM globals (Request, MessageEvent, ...): msw
+  # users need "dom" in lib. The SDK's types do not (the other projects have no "dom").
+  write_tsconfig "$dir" nodenext nodenext false false "$LIBS,dom" sample.mts sample.cts msw-types.mts msw-types.cts
+  tsc_in "$dir"
+}
+
+check_ts_libcheck_no_msw() {
+  local dir=$WORK/$1
+  new_project "$1" module
+  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE"
+  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$dir/"
+  write_tsconfig "$dir" nodenext nodenext false true "$LIBS" sample.ts misuse.ts
+  tsc_in "$dir"
+}
+
+echo "$PREFIX: running 8 checks, $CHECK_JOBS at a time (times are wall-clock, shared)"
+start_check esm check_esm
+start_check cjs check_cjs
+start_check msw check_msw
+start_check ts-libcheck check_ts_libcheck
+start_check ts-nodenext-esm check_ts module nodenext nodenext true yes "$TYPES_NODE"
+start_check ts-nodenext-cjs check_ts commonjs nodenext nodenext false no "$TYPES_NODE_22"
+start_check ts-bundler check_ts "" esnext bundler true no "$TYPES_NODE"
+start_check ts-libcheck-no-msw check_ts_libcheck_no_msw
+finish_checks
+
+print_summary "$started"
