@@ -1,10 +1,10 @@
 import * as z from 'zod'
-import type { ListRequestOptions } from '../core/options.ts'
+import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
-import { parseResponse, responseError } from '../core/validate.ts'
+import { type ArgumentCheck, parseResponse, responseError } from '../core/validate.ts'
 import { paginationSchema } from '../schemas/common.ts'
 import type { Pagination } from '../schemas/index.ts'
-import type { Page } from './page.ts'
+import { Page } from './page.ts'
 import { PagePromise } from './page-promise.ts'
 import type { PageSource } from './iterate.ts'
 
@@ -26,16 +26,24 @@ export interface ListOperation<T, P extends Page<T>, Extra extends z.ZodRawShape
 }
 
 /**
- * Runs a list operation with validated params and options: sends the first page's request at once, and
- * returns a {@link PagePromise} whose iteration fetches later pages with the same limit, filters
- * and options. Each response is validated, and its `pagination.page` must be the page asked for.
+ * Runs a list operation: checks the per-call options next to whatever `args` already checked (the
+ * params, an id), and when everything is valid builds the operation and sends the first page's
+ * request at once. Returns a {@link PagePromise} whose iteration fetches later pages with the same
+ * limit, filters and options; each response is validated, and its `pagination.page` must be the
+ * page asked for. Invalid input gives a PagePromise that rejects with RequestValidationError
+ * (nothing sent).
  * @internal
  */
 export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   transport: Transport,
-  op: ListOperation<T, P, Extra>,
-  options: ListRequestOptions,
+  args: ArgumentCheck,
+  rawOptions: ListRequestOptions | undefined,
+  build: () => ListOperation<T, P, Extra>,
 ): PagePromise<T, P> {
+  const options = args.check(listRequestOptionsSchema, rawOptions ?? {}, ['options']) as ListRequestOptions
+  const invalid = args.error()
+  if (invalid !== undefined) return rejected(invalid)
+  const op = build()
   const schema = z.object({ data: z.array(op.item), pagination: paginationSchema, ...op.extra })
   const { prefetch, ...requestOptions } = options
 
@@ -65,8 +73,13 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   return new PagePromise<T, P>(first, source)
 }
 
+/** `makePage` for lists whose pages hold nothing but `data` and `pagination`. @internal */
+export function plainPage<T>(data: T[], pagination: Pagination, _extra: unknown, source: PageSource<Page<T>>): Page<T> {
+  return new Page(data, pagination, source)
+}
+
 /** A PagePromise that rejects with `error` (bad params): nothing is sent. @internal */
-export function rejected<T, P extends Page<T>>(error: Error): PagePromise<T, P> {
+function rejected<T, P extends Page<T>>(error: Error): PagePromise<T, P> {
   const first = Promise.reject(error)
   return new PagePromise<T, P>(first, { prefetch: 0, fetch: () => first })
 }

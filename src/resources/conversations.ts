@@ -1,8 +1,7 @@
-import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
+import type { ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { ArgumentCheck } from '../core/validate.ts'
-import { list, rejected } from '../pagination/list.ts'
-import { Page } from '../pagination/page.ts'
+import { list, plainPage } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 import { conversationSchema } from '../schemas/conversation.ts'
@@ -27,25 +26,20 @@ export class Conversations {
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every conversation.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
-   * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
+   * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
+   * once the client is closed.
    */
   list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
     const args = new ArgumentCheck('conversations.list')
     const valid = args.check(pageParamsSchema, params)
-    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    const invalid = args.error()
-    if (invalid !== undefined) return rejected(invalid)
-    return list(
-      this.#transport,
-      {
-        path: '/conversations',
-        page: valid.page,
-        limit: valid.limit,
-        item: conversationSchema,
-        extra: {},
-        makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
-      },
-      validOptions,
-    )
+    return list(this.#transport, args, options, () => ({
+      path: '/conversations',
+      page: valid.page,
+      limit: valid.limit,
+      item: conversationSchema,
+      extra: {},
+      makePage: plainPage,
+    }))
   }
 }

@@ -1,9 +1,8 @@
-import { listRequestOptionsSchema, requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
+import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
 import { ArgumentCheck, parseResponse } from '../core/validate.ts'
-import { list, rejected } from '../pagination/list.ts'
-import { Page } from '../pagination/page.ts'
+import { list, plainPage } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { idSchema } from '../schemas/common.ts'
 import {
@@ -31,28 +30,17 @@ export class CustomerUsers {
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
-   * BadRequestError (400), InternalServerError (500); APIConnectionError; ResponseValidationError.
+   * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
+   * once the client is closed.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser> {
     const args = new ArgumentCheck('customerUsers.list')
     const valid = args.check(customerUserListParamsSchema, params)
-    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    const invalid = args.error()
-    if (invalid !== undefined) return rejected(invalid)
-    const { page, limit, ...filters } = valid
-    return list(
-      this.#transport,
-      {
-        path: '/customer-users',
-        page,
-        limit,
-        body: filters,
-        item: customerUserSchema,
-        extra: {},
-        makePage: (data, pagination, _extra, source) => new Page(data, pagination, source),
-      },
-      validOptions,
-    )
+    return list(this.#transport, args, options, () => {
+      const { page, limit, ...filters } = valid
+      return { path: '/customer-users', page, limit, body: filters, item: customerUserSchema, extra: {}, makePage: plainPage }
+    })
   }
 
   /**
@@ -64,8 +52,9 @@ export class CustomerUsers {
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
    * @returns The updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
-   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500);
-   * APIConnectionError; ResponseValidationError.
+   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
+   * once the client is closed.
    */
   async update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): Promise<UpdatedCustomerUser> {
     const args = new ArgumentCheck('customerUsers.update')

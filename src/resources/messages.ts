@@ -1,9 +1,9 @@
-import { listRequestOptionsSchema, type ListRequestOptions } from '../core/options.ts'
+import type { ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
 import { ArgumentCheck } from '../core/validate.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { list, rejected } from '../pagination/list.ts'
+import { list } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import type { Message, MessageConversation, MessageListParams, Pagination } from '../schemas/index.ts'
@@ -41,26 +41,21 @@ export class ConversationMessages {
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
-   * InternalServerError (500); APIConnectionError; ResponseValidationError.
+   * InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
+   * once the client is closed.
    */
   list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
     const args = new ArgumentCheck('conversations.messages.list')
     const id = args.check(idSchema, conversationId, ['conversationId'])
     const valid = args.check(messageListParamsSchema, params)
-    const validOptions = args.check(listRequestOptionsSchema, options ?? {}, ['options']) as ListRequestOptions
-    const invalid = args.error()
-    if (invalid !== undefined) return rejected(invalid)
-    return list(
-      this.#transport,
-      {
-        path: `/conversations/${encodePathSegment(id)}/messages`,
-        page: valid.page,
-        limit: valid.limit,
-        item: messageSchema,
-        extra: { conversation: messageConversationSchema },
-        makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
-      },
-      validOptions,
-    )
+    return list(this.#transport, args, options, () => ({
+      path: `/conversations/${encodePathSegment(id)}/messages`,
+      page: valid.page,
+      limit: valid.limit,
+      item: messageSchema,
+      extra: { conversation: messageConversationSchema },
+      makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
+    }))
   }
 }

@@ -22,15 +22,7 @@ export const customerUserSchema = z.object({
  * What the service returns from an update (spec, Endpoint 3): the user without `created_at` and
  * `last_seen_at`, with `updated_at`.
  */
-export const updatedCustomerUserSchema = z.object({
-  id: z.string(),
-  external_id: z.string(),
-  name: z.string().nullable(),
-  email: z.string().nullable(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  active: z.boolean(),
-  updated_at: z.string(),
-})
+export const updatedCustomerUserSchema = customerUserSchema.omit({ created_at: true, last_seen_at: true }).extend({ updated_at: z.string() })
 
 /**
  * Parameters of `customerUsers.list` (spec, Endpoint 2): `page` and `limit` go in the query
