@@ -22,7 +22,9 @@ try {
     }
     process.stderr.write(`\rconversations: ${conversations}, messages: ${messages}`)
   }
-  process.stderr.write(`\nexported ${messages} messages of ${conversations} conversations${target === undefined || target === '-' ? '' : ` to ${target}`}\n`)
+  process.stderr.write(
+    `\nexported ${messages} messages of ${conversations} conversations${target === undefined || target === '-' ? '' : ` to ${target}`}\n`,
+  )
 } catch (error) {
   process.stderr.write(`\nexport failed: ${error instanceof Error ? error.message : String(error)}\n`)
   process.exitCode = 1

@@ -66,8 +66,12 @@ try {
   const heapAfter = process.memoryUsage().heapUsed
   const seqElapsed = performance.now() - started
   const growth = (after - before) / MB
-  console.log(`sequential: ${sequential} calls in ${(seqElapsed / 1000).toFixed(1)} s (${((sequential / seqElapsed) * 1000).toFixed(0)} req/s, ${((seqElapsed * 1000) / sequential).toFixed(0)} µs/call)`)
-  console.log(`sequential: RSS ${(before / MB).toFixed(1)} MB → ${(after / MB).toFixed(1)} MB (growth ${growth.toFixed(1)} MB, peak ${(peakRss / MB).toFixed(1)} MB; bound 20 MB; after ${warmUp} warm-up calls)`)
+  console.log(
+    `sequential: ${sequential} calls in ${(seqElapsed / 1000).toFixed(1)} s (${((sequential / seqElapsed) * 1000).toFixed(0)} req/s, ${((seqElapsed * 1000) / sequential).toFixed(0)} µs/call)`,
+  )
+  console.log(
+    `sequential: RSS ${(before / MB).toFixed(1)} MB → ${(after / MB).toFixed(1)} MB (growth ${growth.toFixed(1)} MB, peak ${(peakRss / MB).toFixed(1)} MB; bound 20 MB; after ${warmUp} warm-up calls)`,
+  )
   console.log(`sequential: heap ${(heapBefore / MB).toFixed(1)} MB → ${(heapAfter / MB).toFixed(1)} MB`)
   if (growth >= 20) {
     failed = true

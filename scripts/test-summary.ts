@@ -7,7 +7,12 @@ if (file === undefined) throw new Error('usage: test-summary.ts <vitest-report.j
 let passed = Number(extraPassed)
 let failed = Number(extraFailed)
 try {
-  const report = JSON.parse(readFileSync(file, 'utf8')) as { numPassedTests: number; numFailedTests: number; numTotalTestSuites: number; success: boolean }
+  const report = JSON.parse(readFileSync(file, 'utf8')) as {
+    numPassedTests: number
+    numFailedTests: number
+    numTotalTestSuites: number
+    success: boolean
+  }
   passed += report.numPassedTests
   failed += report.numFailedTests
   // A suite that failed to load has no failed test but must still fail the run.

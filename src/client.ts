@@ -53,7 +53,9 @@ export class ChatServiceClient implements AsyncDisposable {
   readonly #transport: Transport
 
   constructor(options: ClientOptions) {
-    const browserLike = typeof (globalThis as { window?: unknown }).window !== 'undefined' || typeof (globalThis as { document?: unknown }).document !== 'undefined'
+    const browserLike =
+      typeof (globalThis as { window?: unknown }).window !== 'undefined' ||
+      typeof (globalThis as { document?: unknown }).document !== 'undefined'
     if (browserLike && (options as ClientOptions | undefined)?.dangerouslyAllowBrowser !== true) {
       throw new ChatServiceError(
         'ChatServiceClient refuses to run where `window` or `document` exists: the key secret must stay on your server (spec, Authentication 4). ' +
@@ -68,7 +70,8 @@ export class ChatServiceClient implements AsyncDisposable {
         {
           path: ['baseUrl'],
           code: 'invalid_format',
-          message: 'Refusing http: on a non-loopback host: the key secret would cross the network in clear text. Use https:, or pass allowInsecureHttp: true',
+          message:
+            'Refusing http: on a non-loopback host: the key secret would cross the network in clear text. Use https:, or pass allowInsecureHttp: true',
         },
       ])
     }

@@ -4,12 +4,7 @@
  */
 export { ChatServiceClient } from './client.ts'
 export type { ClientOptions, ListRequestOptions, RequestOptions } from './core/options.ts'
-export {
-  DEFAULT_CONNECTIONS,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-} from './core/options.ts'
+export { DEFAULT_CONNECTIONS, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from './core/options.ts'
 export type { Logger, LogLevel } from './core/logger.ts'
 export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from './core/retry.ts'
 export * from './errors/index.ts'

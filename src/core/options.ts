@@ -97,14 +97,21 @@ export interface ListRequestOptions extends RequestOptions {
   prefetch?: number
 }
 
-const headersSchema = z.record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'Expected a valid header name'), z.string()).superRefine((headers, ctx) => {
-  for (const name of Object.keys(headers)) {
-    if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself` })
-    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(headers[name] ?? '')) {
-      ctx.addIssue({ code: 'custom', path: [name], message: 'Header values must be Latin-1 text without control characters or line breaks' })
+const headersSchema = z
+  .record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'Expected a valid header name'), z.string())
+  .superRefine((headers, ctx) => {
+    for (const name of Object.keys(headers)) {
+      if (RESERVED_HEADERS.has(name.toLowerCase()))
+        ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself` })
+      if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(headers[name] ?? '')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'Header values must be Latin-1 text without control characters or line breaks',
+        })
+      }
     }
-  }
-})
+  })
 
 const timeoutSchema = z.number().int().min(1).max(2_147_483_647)
 const maxRetriesSchema = z.number().int().min(0).max(100)
@@ -154,4 +161,3 @@ export const listRequestOptionsSchema = z.strictObject({
   ...requestOptionsShape,
   prefetch: z.number().int().min(0).max(32).optional(),
 })
-

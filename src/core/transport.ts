@@ -1,12 +1,6 @@
 import { setTimeout as sleepTimer } from 'node:timers/promises'
 import { Agent, type Dispatcher } from 'undici'
-import {
-  APIConnectionError,
-  APITimeoutError,
-  APIUserAbortError,
-  ChatServiceError,
-  type ResponseValidationError,
-} from '../errors/index.ts'
+import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError, type ResponseValidationError } from '../errors/index.ts'
 import { apiErrorFor } from '../errors/from-status.ts'
 import { cleanCause, describeCause, errorCode, isRetryableNetworkError, TIMEOUT_CODES } from './network-errors.ts'
 import { VERSION } from '../version.ts'
@@ -101,7 +95,8 @@ export class Transport {
     this.logger = config.logger
     this.#ownsDispatcher = config.dispatcher === undefined
     // undici's connect timeout (10 s by default) would cut a longer `timeout` short.
-    this.#dispatcher = config.dispatcher ?? new Agent({ connections: config.connections, pipelining: 1, connect: { timeout: config.timeout } })
+    this.#dispatcher =
+      config.dispatcher ?? new Agent({ connections: config.connections, pipelining: 1, connect: { timeout: config.timeout } })
     const custom = lowerCaseKeys(config.headers)
     this.#baseHeaders = { 'user-agent': USER_AGENT, ...custom, 'content-type': 'application/json', accept: 'application/json' }
   }
@@ -143,12 +138,21 @@ export class Transport {
       let retryAfter: number | undefined
       try {
         const result = await this.#attempt(method, path, headers, body, timeout, signal, isSuccess)
-        const response: RawResponse = { status: result.status, headers: result.headers, body: decodeBody(result.bytes, result.truncated), method, path }
+        const response: RawResponse = {
+          status: result.status,
+          headers: result.headers,
+          body: decodeBody(result.bytes, result.truncated),
+          method,
+          path,
+        }
         if (spec.secretFields !== undefined) this.#rememberSecrets(response.body, spec.secretFields)
         this.#logAttempt(method, path, result.status, started, attempt)
         if (isSuccess(result.status)) {
           if (typeof response.body === 'string' || response.body === undefined) {
-            const message = response.body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
+            const message =
+              response.body === undefined
+                ? 'Expected a JSON body, received an empty body'
+                : 'Expected a JSON body, received text that is not JSON'
             throw responseError(response, [{ path: [], code: 'invalid_type', message }], this.redactor)
           }
           return response
@@ -165,7 +169,10 @@ export class Transport {
 
       if (attempt > maxRetries) throw failure
       if (retryAfter !== undefined && retryAfter > MAX_RETRY_AFTER_MS) {
-        this.logger.log('warn', `${method} ${path}: the service asked to wait ${retryAfter} ms, over the ${MAX_RETRY_AFTER_MS} ms maximum; not retrying`)
+        this.logger.log(
+          'warn',
+          `${method} ${path}: the service asked to wait ${retryAfter} ms, over the ${MAX_RETRY_AFTER_MS} ms maximum; not retrying`,
+        )
         throw failure
       }
       const delay = retryAfter ?? backoffDelay(attempt - 1)
@@ -234,7 +241,12 @@ export class Transport {
         size += chunk.length
         chunks.push(chunk)
       }
-      return { status, headers: responseHeaders, bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), truncated: false }
+      return {
+        status,
+        headers: responseHeaders,
+        bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+        truncated: false,
+      }
     } catch (error) {
       if (response !== undefined) discard(response.body)
       if (error instanceof ChatServiceError) throw error
@@ -244,9 +256,19 @@ export class Transport {
       }
       const cause = cleanCause(error, this.redactor)
       if (TIMEOUT_CODES.has(errorCode(error))) {
-        throw new APITimeoutError({ method, path, message: this.redactor.redact(`Request timed out: ${method} ${path}: ${describeCause(error)}`), cause })
+        throw new APITimeoutError({
+          method,
+          path,
+          message: this.redactor.redact(`Request timed out: ${method} ${path}: ${describeCause(error)}`),
+          cause,
+        })
       }
-      const failure = new APIConnectionError({ method, path, message: this.redactor.redact(`Connection error: ${method} ${path}: ${describeCause(error)}`), cause })
+      const failure = new APIConnectionError({
+        method,
+        path,
+        message: this.redactor.redact(`Connection error: ${method} ${path}: ${describeCause(error)}`),
+        cause,
+      })
       if (!isRetryableNetworkError(error)) finalFailures.add(failure)
       throw failure
     } finally {

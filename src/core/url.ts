@@ -34,7 +34,11 @@ export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: `Expected an http: or https: URL, received ${url.protocol}` })
   }
   if (url.username !== '' || url.password !== '') {
-    issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not carry a user name or password; pass keyId and keySecret instead' })
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: 'The URL must not carry a user name or password; pass keyId and keySecret instead',
+    })
   }
   if (url.search !== '' || url.hash !== '') {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not have a query string or fragment' })

@@ -216,12 +216,29 @@ function serverMessage(body: unknown): string | undefined {
 }
 
 function reasonPhrase(status: number): string {
-  return REASONS[status] ?? (status >= 500 ? 'Server Error' : status >= 400 ? 'Client Error' : status >= 300 ? 'Redirect' : 'Unexpected Status')
+  return (
+    REASONS[status] ?? (status >= 500 ? 'Server Error' : status >= 400 ? 'Client Error' : status >= 300 ? 'Redirect' : 'Unexpected Status')
+  )
 }
 
 const REASONS: Record<number, string> = {
-  301: 'Moved Permanently', 302: 'Found', 303: 'See Other', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  408: 'Request Timeout', 409: 'Conflict', 413: 'Content Too Large', 422: 'Unprocessable Content', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  301: 'Moved Permanently',
+  302: 'Found',
+  303: 'See Other',
+  307: 'Temporary Redirect',
+  308: 'Permanent Redirect',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 }

@@ -50,7 +50,12 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   const source: PageSource<P> = {
     prefetch: prefetch ?? 0,
     fetch: async (page, signal) => {
-      const callSignal = signal === undefined ? requestOptions.signal : requestOptions.signal === undefined ? signal : AbortSignal.any([requestOptions.signal, signal])
+      const callSignal =
+        signal === undefined
+          ? requestOptions.signal
+          : requestOptions.signal === undefined
+            ? signal
+            : AbortSignal.any([requestOptions.signal, signal])
       const response = await transport.request({
         method: 'GET',
         path: op.path,
@@ -58,11 +63,19 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
         ...(op.body === undefined ? {} : { body: op.body }),
         options: callSignal === undefined ? requestOptions : { ...requestOptions, signal: callSignal },
       })
-      const parsed = parseResponse(schema, response, transport.redactor) as { data: T[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
+      const parsed = parseResponse(schema, response, transport.redactor) as { data: T[]; pagination: Pagination } & z.output<
+        z.ZodObject<Extra>
+      >
       if (parsed.pagination.page !== page) {
         throw responseError(
           response,
-          [{ path: ['pagination', 'page'], code: 'custom', message: `Asked for page ${page}, the service answered page ${parsed.pagination.page}` }],
+          [
+            {
+              path: ['pagination', 'page'],
+              code: 'custom',
+              message: `Asked for page ${page}, the service answered page ${parsed.pagination.page}`,
+            },
+          ],
           transport.redactor,
         )
       }

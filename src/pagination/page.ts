@@ -35,7 +35,9 @@ export class Page<T> implements AsyncIterable<T> {
   getNextPage(): Promise<this> {
     if (!this.hasNextPage()) {
       return Promise.reject(
-        new ChatServiceError(`There is no page after page ${this.pagination.page} of ${this.pagination.total_pages}; check hasNextPage() first`),
+        new ChatServiceError(
+          `There is no page after page ${this.pagination.page} of ${this.pagination.total_pages}; check hasNextPage() first`,
+        ),
       )
     }
     return this.#source.fetch(this.pagination.page + 1) as Promise<this>

@@ -22,7 +22,9 @@ export const customerUserSchema = z.object({
  * What the service returns from an update (spec, Endpoint 3): the user without `created_at` and
  * `last_seen_at`, with `updated_at`.
  */
-export const updatedCustomerUserSchema = customerUserSchema.omit({ created_at: true, last_seen_at: true }).extend({ updated_at: z.string() })
+export const updatedCustomerUserSchema = customerUserSchema
+  .omit({ created_at: true, last_seen_at: true })
+  .extend({ updated_at: z.string() })
 
 /**
  * Parameters of `customerUsers.list` (spec, Endpoint 2): `page` and `limit` go in the query
@@ -52,4 +54,3 @@ export const customerUserUpdateParamsSchema = z
   .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
     message: 'Give at least one of name, email or metadata to update',
   })
-

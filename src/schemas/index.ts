@@ -1,16 +1,33 @@
 import type * as z from 'zod'
 import type { agentSchema } from './agent.ts'
-import type { boundIssueTokenResponseSchema, issueTokenParamsSchema, issueTokenResponseSchema, tokenAgentSchema, tokenUserSchema } from './auth.ts'
+import type {
+  boundIssueTokenResponseSchema,
+  issueTokenParamsSchema,
+  issueTokenResponseSchema,
+  tokenAgentSchema,
+  tokenUserSchema,
+} from './auth.ts'
 import type { paginationSchema } from './common.ts'
 import type { conversationSchema } from './conversation.ts'
 import type { customerUserListParamsSchema, customerUserSchema, updatedCustomerUserSchema } from './customer-user.ts'
 import type { messageConversationSchema, messageSchema } from './message.ts'
 
 export { agentSchema } from './agent.ts'
-export { boundIssueTokenResponseSchema, issueTokenParamsSchema, issueTokenResponseSchema, tokenAgentSchema, tokenUserSchema } from './auth.ts'
+export {
+  boundIssueTokenResponseSchema,
+  issueTokenParamsSchema,
+  issueTokenResponseSchema,
+  tokenAgentSchema,
+  tokenUserSchema,
+} from './auth.ts'
 export { MAX_LIMIT, pageParamsSchema, paginationSchema } from './common.ts'
 export { conversationSchema } from './conversation.ts'
-export { customerUserListParamsSchema, customerUserSchema, customerUserUpdateParamsSchema, updatedCustomerUserSchema } from './customer-user.ts'
+export {
+  customerUserListParamsSchema,
+  customerUserSchema,
+  customerUserUpdateParamsSchema,
+  updatedCustomerUserSchema,
+} from './customer-user.ts'
 export { jsonObjectSchema } from './json.ts'
 export { messageConversationSchema, messageListParamsSchema, messageSchema } from './message.ts'
 

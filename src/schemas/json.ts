@@ -40,7 +40,10 @@ function* jsonProblems(value: unknown, path: (string | number)[], ancestors: Set
         return
       }
       if (!Array.isArray(value) && !isPlainObject(value)) {
-        yield { path, message: `Expected a JSON value, received an instance of ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'an unknown class'}` }
+        yield {
+          path,
+          message: `Expected a JSON value, received an instance of ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'an unknown class'}`,
+        }
         return
       }
       ancestors.add(value)

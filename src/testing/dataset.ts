@@ -7,14 +7,7 @@
  *
  * @module
  */
-import type {
-  AgentRecord,
-  CompanySeed,
-  ConversationSeed,
-  CustomerUserSeed,
-  FakeSeed,
-  MessageRecord,
-} from './types.ts'
+import type { AgentRecord, CompanySeed, ConversationSeed, CustomerUserSeed, FakeSeed, MessageRecord } from './types.ts'
 
 /** Options of {@link generateDataset}. Counts are PER COMPANY. */
 export interface GenerateDatasetOptions {
@@ -51,13 +44,54 @@ function foldSeed(seed: number, company: number): number {
 }
 
 const FIRST_NAMES = [
-  'Alice', 'Bruno', 'Chiara', 'Dmitri', 'Emma', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas',
-  'Keira', 'Liam', 'Maya', 'Noah', 'Olga', 'Pedro', 'Quinn', 'Rosa', 'Samir', 'Tara',
-  'Umar', 'Vera', 'Wei', 'Ximena', 'Yusuf', 'Zoe',
+  'Alice',
+  'Bruno',
+  'Chiara',
+  'Dmitri',
+  'Emma',
+  'Farid',
+  'Grace',
+  'Hiro',
+  'Ines',
+  'Jonas',
+  'Keira',
+  'Liam',
+  'Maya',
+  'Noah',
+  'Olga',
+  'Pedro',
+  'Quinn',
+  'Rosa',
+  'Samir',
+  'Tara',
+  'Umar',
+  'Vera',
+  'Wei',
+  'Ximena',
+  'Yusuf',
+  'Zoe',
 ] as const
 const LAST_NAMES = [
-  'Anderson', 'Berg', 'Costa', 'Dubois', 'Eriksen', 'Fischer', 'Garcia', 'Hansen', 'Ito', 'Jensen',
-  'Kowalski', 'Lopez', 'Müller', 'Nakamura', 'Okafor', 'Petrov', 'Rossi', 'Schmidt', 'Tanaka', 'Novak',
+  'Anderson',
+  'Berg',
+  'Costa',
+  'Dubois',
+  'Eriksen',
+  'Fischer',
+  'Garcia',
+  'Hansen',
+  'Ito',
+  'Jensen',
+  'Kowalski',
+  'Lopez',
+  'Müller',
+  'Nakamura',
+  'Okafor',
+  'Petrov',
+  'Rossi',
+  'Schmidt',
+  'Tanaka',
+  'Novak',
 ] as const
 const DOMAINS = ['example.com', 'example.org', 'example.net'] as const
 const PLANS = ['free', 'starter', 'pro', 'enterprise'] as const
@@ -66,14 +100,31 @@ const SOURCES = ['web', 'ios', 'android', 'referral', 'partner'] as const
 const CHANNELS = ['email', 'sms', 'push'] as const
 const COMPANY_NAMES = ['Acme Corp', 'Globex', 'Initech', 'Umbrella Retail', 'Stark Logistics', 'Wayne Travel', 'Hooli'] as const
 const AGENT_NAMES = [
-  'Support Assistant', 'Sales Assistant', 'Billing Helper', 'Onboarding Guide', 'Tech Support Bot',
-  'Returns Desk', 'Booking Assistant', 'Account Manager Bot',
+  'Support Assistant',
+  'Sales Assistant',
+  'Billing Helper',
+  'Onboarding Guide',
+  'Tech Support Bot',
+  'Returns Desk',
+  'Booking Assistant',
+  'Account Manager Bot',
 ] as const
 const TITLES = [
-  'Order status question', 'Password reset', 'Refund request', 'Shipping delay', 'Upgrade my plan',
-  'Invoice copy needed', 'Cannot log in', 'Change delivery address', 'Product recommendation',
-  'Cancel subscription', 'Technical issue with the app', 'Warranty claim', 'Update payment method',
-  'Question about pricing', 'Account verification',
+  'Order status question',
+  'Password reset',
+  'Refund request',
+  'Shipping delay',
+  'Upgrade my plan',
+  'Invoice copy needed',
+  'Cannot log in',
+  'Change delivery address',
+  'Product recommendation',
+  'Cancel subscription',
+  'Technical issue with the app',
+  'Warranty claim',
+  'Update payment method',
+  'Question about pricing',
+  'Account verification',
 ] as const
 const USER_TEXTS = [
   'Hi, where is my order? It was supposed to arrive yesterday.',
@@ -214,7 +265,10 @@ function generateCompany(seed: number, k: number, n: Counts, width: Counts): Com
   const rng = mulberry32(foldSeed(seed, k))
   const iso = makeIso()
   let secret = ''
-  for (let i = 0; i < 4; i++) secret += Math.floor(rng() * 0x100000000).toString(16).padStart(8, '0')
+  for (let i = 0; i < 4; i++)
+    secret += Math.floor(rng() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0')
   const base = Date.UTC(2024, 0, 1) + Math.floor(rng() * 60) * DAY
 
   // Agents: created over the 90 days before `base`.
@@ -244,7 +298,10 @@ function generateCompany(seed: number, k: number, n: Counts, width: Counts): Com
     const number = (k - 1) * n.users + i + 1
     const first = pick(rng, FIRST_NAMES)
     const last = pick(rng, LAST_NAMES)
-    const local = `${first}.${last}`.toLowerCase().normalize('NFD').replace(/[^a-z.]/g, '')
+    const local = `${first}.${last}`
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/[^a-z.]/g, '')
     const metadata: Record<string, unknown> = {
       version: 1,
       plan: pick(rng, PLANS),

@@ -91,12 +91,7 @@ export async function startHttpServer(engine: Engine, opts: { port?: number; hos
   return { url, close, [Symbol.asyncDispose]: close }
 }
 
-async function respond(
-  req: IncomingMessage,
-  res: ServerResponse,
-  plan: ResponsePlan,
-  sleep: (ms: number) => Promise<void>,
-): Promise<void> {
+async function respond(req: IncomingMessage, res: ServerResponse, plan: ResponsePlan, sleep: (ms: number) => Promise<void>): Promise<void> {
   const socket: Socket = req.socket
   // A function, not an inline test: the answer changes while we sleep (TS would keep its first narrowing).
   const gone = (): boolean => socket.destroyed || res.destroyed

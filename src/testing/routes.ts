@@ -139,10 +139,7 @@ export function handleRequest(ctx: RouteContext, req: CoreRequest): CoreResponse
     if (!isJsonContentType(req.headers['content-type']) || !(contentLength > 0)) {
       return errorResponse(401, 'Missing API credentials (no JSON body)')
     }
-    company =
-      ctx.companyForInvisibleBody !== undefined
-        ? ctx.state.companies.get(ctx.companyForInvisibleBody)
-        : ctx.state.firstCompany()
+    company = ctx.companyForInvisibleBody !== undefined ? ctx.state.companies.get(ctx.companyForInvisibleBody) : ctx.state.firstCompany()
     if (!company) return errorResponse(401, 'Invalid API credentials')
   } else if (parsed.kind === 'absent') {
     return errorResponse(401, `Missing API credentials (${parsed.reason})`)
@@ -197,10 +194,7 @@ function isJsonContentType(value: string | undefined): boolean {
 }
 
 type ParsedBody =
-  | { kind: 'invisible' }
-  | { kind: 'absent'; reason: string }
-  | { kind: 'invalid'; message: string }
-  | { kind: 'object'; value: Json }
+  { kind: 'invisible' } | { kind: 'absent'; reason: string } | { kind: 'invalid'; message: string } | { kind: 'object'; value: Json }
 
 function parseBody(req: CoreRequest): ParsedBody {
   if (!req.bodyVisible) return { kind: 'invisible' }

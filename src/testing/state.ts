@@ -184,7 +184,10 @@ export class ServiceState {
         const message = fieldsOf(messages[i])
         const conversationId = message.conversation_id
         if (lastOk !== undefined && conversationId === lastOk) continue
-        if (typeof conversationId !== 'string' || (!ids.conversations.has(conversationId) && !existing?.conversations.has(conversationId))) {
+        if (
+          typeof conversationId !== 'string' ||
+          (!ids.conversations.has(conversationId) && !existing?.conversations.has(conversationId))
+        ) {
           throw seedError(`message ${String(message.id)} refers to unknown conversation ${String(conversationId)} of company ${companyId}`)
         }
         lastOk = conversationId

@@ -232,9 +232,7 @@ export interface TokenClaims {
 }
 
 /** Result of `FakeChatService.verifyToken`. */
-export type VerifyTokenResult =
-  | { valid: true; claims: TokenClaims }
-  | { valid: false; reason: 'malformed' | 'bad-signature' | 'expired' }
+export type VerifyTokenResult = { valid: true; claims: TokenClaims } | { valid: false; reason: 'malformed' | 'bad-signature' | 'expired' }
 
 /** A server started by `FakeChatService.listen`. */
 export interface FakeServerHandle {

@@ -80,27 +80,33 @@ describe('accepted forms', () => {
 
   it('http: on a non-loopback host works with allowInsecureHttp: true', async () => {
     serveAnything('http://chat.example.com')
-    const client = new ChatServiceClient({ baseUrl: 'http://chat.example.com', keyId: KEY_ID, keySecret: KEY_SECRET, allowInsecureHttp: true })
+    const client = new ChatServiceClient({
+      baseUrl: 'http://chat.example.com',
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      allowInsecureHttp: true,
+    })
     try {
       await client.agents.list()
     } finally {
       await client.close()
     }
-    expect((await msw.requests()).map((request) => request.url.href)).toEqual([expect.stringMatching(/^http:\/\/chat\.example\.com\/rest\/v1\/agents(\?|$)/)])
+    expect((await msw.requests()).map((request) => request.url.href)).toEqual([
+      expect.stringMatching(/^http:\/\/chat\.example\.com\/rest\/v1\/agents(\?|$)/),
+    ])
   })
 })
 
 describe('refused at construction (RequestValidationError, nothing sent)', () => {
   const ok = { keyId: KEY_ID, keySecret: KEY_SECRET }
 
-  it.each([
-    'https://chat.test/rest/v1/v1',
-    'https://chat.test/rest/v1/v1/',
-    'https://chat.test/chat/rest/v1/v1',
-  ])('the doubled prefix %s', (baseUrl) => {
-    const error = refused({ ...ok, baseUrl })
-    expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
-  })
+  it.each(['https://chat.test/rest/v1/v1', 'https://chat.test/rest/v1/v1/', 'https://chat.test/chat/rest/v1/v1'])(
+    'the doubled prefix %s',
+    (baseUrl) => {
+      const error = refused({ ...ok, baseUrl })
+      expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
+    },
+  )
 
   it.each(['ftp://chat.test', 'file:///etc/passwd', 'ws://chat.test', 'mailto:a@b.c', 'chat.test', '/rest/v1', 'not a url', 'https://'])(
     'a baseUrl that is not an http(s) URL: %s',
@@ -136,10 +142,13 @@ describe('refused at construction (RequestValidationError, nothing sent)', () =>
     refused(undefined)
   })
 
-  it.each(['http://chat.example.com', 'http://10.0.0.5/rest/v1', 'http://chat.example.com:8080/'])('http: on a non-loopback host %s without allowInsecureHttp', (baseUrl) => {
-    const error = refused({ ...ok, baseUrl })
-    expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
-  })
+  it.each(['http://chat.example.com', 'http://10.0.0.5/rest/v1', 'http://chat.example.com:8080/'])(
+    'http: on a non-loopback host %s without allowInsecureHttp',
+    (baseUrl) => {
+      const error = refused({ ...ok, baseUrl })
+      expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
+    },
+  )
 
   it('a baseUrl with credentials, a query or a fragment', () => {
     refused({ ...ok, baseUrl: 'https://user:pass@chat.test' })
@@ -155,24 +164,27 @@ describe('refused at construction (RequestValidationError, nothing sent)', () =>
 describe('a baseUrl with /rest/v1 in the middle of its path', () => {
   // Not a documented form (an origin, or ending in /rest/v1). Either refuse it at construction, or
   // still send exactly one /rest/v1 and never /rest/v1/v1/.
-  it.each(['https://chat.test/rest/v1/agents', 'https://chat.test/rest/v1/v1/chat'])('%s is refused, or still yields exactly one /rest/v1', async (baseUrl) => {
-    let client: ChatServiceClient
-    try {
-      client = new ChatServiceClient({ baseUrl, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
-    } catch (error) {
-      expect(error).toBeInstanceOf(RequestValidationError)
-      return
-    }
-    serveAnything('https://chat.test')
-    try {
-      await client.agents.list()
-    } finally {
-      await client.close()
-    }
-    const [request] = await msw.requests()
-    expect(request?.url.pathname.split('/rest/v1').length).toBe(2)
-    expect(request?.url.pathname).not.toContain('/rest/v1/v1/')
-  })
+  it.each(['https://chat.test/rest/v1/agents', 'https://chat.test/rest/v1/v1/chat'])(
+    '%s is refused, or still yields exactly one /rest/v1',
+    async (baseUrl) => {
+      let client: ChatServiceClient
+      try {
+        client = new ChatServiceClient({ baseUrl, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
+      } catch (error) {
+        expect(error).toBeInstanceOf(RequestValidationError)
+        return
+      }
+      serveAnything('https://chat.test')
+      try {
+        await client.agents.list()
+      } finally {
+        await client.close()
+      }
+      const [request] = await msw.requests()
+      expect(request?.url.pathname.split('/rest/v1').length).toBe(2)
+      expect(request?.url.pathname).not.toContain('/rest/v1/v1/')
+    },
+  )
 })
 
 describe('client.baseUrl', () => {

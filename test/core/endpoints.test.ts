@@ -3,7 +3,19 @@ import { readFileSync } from 'node:fs'
 import { http, HttpResponse } from 'msw'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APIConnectionError, ChatServiceClient, MessagePage, Page, RequestValidationError, VERSION } from 'chat-service-sdk'
-import { API, BASE, KEY_ID, KEY_SECRET, agent, conversation, customerUser, listBody, message, tokenResponse, updatedUser } from '../helpers/fixtures.ts'
+import {
+  API,
+  BASE,
+  KEY_ID,
+  KEY_SECRET,
+  agent,
+  conversation,
+  customerUser,
+  listBody,
+  message,
+  tokenResponse,
+  updatedUser,
+} from '../helpers/fixtures.ts'
 import { setupMsw, type SeenRequest } from '../helpers/msw.ts'
 
 const msw = setupMsw()
@@ -60,7 +72,13 @@ describe('auth.issueToken: POST /rest/v1/auth/token', () => {
     expect(request.url.pathname).toBe('/rest/v1/auth/token')
     expect(request.url.search).toBe('')
     expectStandardHeaders(request)
-    expect(JSON.parse(request.body)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, userId: 'ext-1', agentId: 'agent-2', expiresIn: '7d' })
+    expect(JSON.parse(request.body)).toStrictEqual({
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      userId: 'ext-1',
+      agentId: 'agent-2',
+      expiresIn: '7d',
+    })
   })
 
   it('omits agentId and expiresIn from the body when not given', async () => {
@@ -110,7 +128,10 @@ describe('customerUsers.list: GET /rest/v1/customer-users', () => {
     const request = await only()
     expect(request.method).toBe('GET')
     expect(request.url.pathname).toBe('/rest/v1/customer-users')
-    expect([...request.url.searchParams].sort()).toEqual([['limit', '2'], ['page', '2']])
+    expect([...request.url.searchParams].sort()).toEqual([
+      ['limit', '2'],
+      ['page', '2'],
+    ])
     expectStandardHeaders(request)
     // msw cannot show a GET body, but its length shows one was sent (the body itself is checked in wire.test.ts).
     expect(Number(request.headers['content-length'])).toBeGreaterThan(0)
@@ -150,22 +171,24 @@ describe('customerUsers.update: PUT /rest/v1/customer-users/:id', () => {
     expect(JSON.parse(request.body)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, name: 'New Name', metadata })
   })
 
-  it.each([
-    [{ name: 'A' }],
-    [{ email: 'a@b.c' }],
-    [{ metadata: {} }],
-    [{ name: 'B', email: 'a@b.c', metadata: { k: 'v' } }],
-  ])('sends exactly %j besides the credentials', async (params) => {
-    msw.use(http.put(`${API}/customer-users/cu-1`, () => HttpResponse.json(updatedUser())))
-    await client.customerUsers.update('cu-1', params)
-    expect(JSON.parse((await only()).body)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, ...params })
-  })
+  it.each([[{ name: 'A' }], [{ email: 'a@b.c' }], [{ metadata: {} }], [{ name: 'B', email: 'a@b.c', metadata: { k: 'v' } }]])(
+    'sends exactly %j besides the credentials',
+    async (params) => {
+      msw.use(http.put(`${API}/customer-users/cu-1`, () => HttpResponse.json(updatedUser())))
+      await client.customerUsers.update('cu-1', params)
+      expect(JSON.parse((await only()).body)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, ...params })
+    },
+  )
 })
 
 describe('agents.list: GET /rest/v1/agents', () => {
   it('sends the query and headers, returns a Page of agents with unknown fields kept', async () => {
     const agents = [{ ...agent(1), model: 'x' }, agent(2)]
-    msw.use(http.get(`${API}/agents`, () => HttpResponse.json({ data: agents, pagination: { ...listBody(agents).pagination as object, cursor: 'c' } })))
+    msw.use(
+      http.get(`${API}/agents`, () =>
+        HttpResponse.json({ data: agents, pagination: { ...(listBody(agents).pagination as object), cursor: 'c' } }),
+      ),
+    )
 
     const page = await client.agents.list({ limit: 100 })
 
@@ -195,7 +218,10 @@ describe('conversations.list: GET /rest/v1/conversations', () => {
     const request = await only()
     expect(request.method).toBe('GET')
     expect(request.url.pathname).toBe('/rest/v1/conversations')
-    expect([...request.url.searchParams].sort()).toEqual([['limit', '2'], ['page', '3']])
+    expect([...request.url.searchParams].sort()).toEqual([
+      ['limit', '2'],
+      ['page', '3'],
+    ])
     expectStandardHeaders(request)
   })
 })
@@ -224,7 +250,11 @@ describe('conversations.messages.list: GET /rest/v1/conversations/:id/messages',
 
   it('keeps a role the spec does not list', async () => {
     const messages = [{ ...message(1), role: 'system' }]
-    msw.use(http.get(`${API}/conversations/conv-1/messages`, () => HttpResponse.json(listBody(messages, 1, 50, 1, { conversation: { id: 'conv-1', title: 'T' } }))))
+    msw.use(
+      http.get(`${API}/conversations/conv-1/messages`, () =>
+        HttpResponse.json(listBody(messages, 1, 50, 1, { conversation: { id: 'conv-1', title: 'T' } })),
+      ),
+    )
     const page = await client.conversations.messages.list('conv-1', { limit: 10 })
     expect(page.data[0]?.role).toBe('system')
     expect((await only()).url.searchParams.get('limit')).toBe('10')

@@ -53,12 +53,48 @@ interface Endpoint {
 }
 
 const endpoints: Record<string, Endpoint> = {
-  'customerUsers.list': { name: 'customerUsers.list', method: 'GET', pathname: '/rest/v1/customer-users', route: `${API}/customer-users`, call: () => client.customerUsers.list({ page: 1, limit: 20 }) },
-  'customerUsers.update': { name: 'customerUsers.update', method: 'PUT', pathname: '/rest/v1/customer-users/cu-1', route: `${API}/customer-users/cu-1`, call: () => client.customerUsers.update('cu-1', { name: 'n' }) },
-  'agents.list': { name: 'agents.list', method: 'GET', pathname: '/rest/v1/agents', route: `${API}/agents`, call: () => client.agents.list({ page: 1, limit: 20 }) },
-  'conversations.list': { name: 'conversations.list', method: 'GET', pathname: '/rest/v1/conversations', route: `${API}/conversations`, call: () => client.conversations.list({ page: 1, limit: 20 }) },
-  'conversations.messages.list': { name: 'conversations.messages.list', method: 'GET', pathname: '/rest/v1/conversations/conv-1/messages', route: `${API}/conversations/conv-1/messages`, call: () => client.conversations.messages.list('conv-1', { page: 1, limit: 50 }) },
-  'auth.issueToken': { name: 'auth.issueToken', method: 'POST', pathname: '/rest/v1/auth/token', route: `${API}/auth/token`, call: () => client.auth.issueToken({ userId: 'ext-1' }) },
+  'customerUsers.list': {
+    name: 'customerUsers.list',
+    method: 'GET',
+    pathname: '/rest/v1/customer-users',
+    route: `${API}/customer-users`,
+    call: () => client.customerUsers.list({ page: 1, limit: 20 }),
+  },
+  'customerUsers.update': {
+    name: 'customerUsers.update',
+    method: 'PUT',
+    pathname: '/rest/v1/customer-users/cu-1',
+    route: `${API}/customer-users/cu-1`,
+    call: () => client.customerUsers.update('cu-1', { name: 'n' }),
+  },
+  'agents.list': {
+    name: 'agents.list',
+    method: 'GET',
+    pathname: '/rest/v1/agents',
+    route: `${API}/agents`,
+    call: () => client.agents.list({ page: 1, limit: 20 }),
+  },
+  'conversations.list': {
+    name: 'conversations.list',
+    method: 'GET',
+    pathname: '/rest/v1/conversations',
+    route: `${API}/conversations`,
+    call: () => client.conversations.list({ page: 1, limit: 20 }),
+  },
+  'conversations.messages.list': {
+    name: 'conversations.messages.list',
+    method: 'GET',
+    pathname: '/rest/v1/conversations/conv-1/messages',
+    route: `${API}/conversations/conv-1/messages`,
+    call: () => client.conversations.messages.list('conv-1', { page: 1, limit: 50 }),
+  },
+  'auth.issueToken': {
+    name: 'auth.issueToken',
+    method: 'POST',
+    pathname: '/rest/v1/auth/token',
+    route: `${API}/auth/token`,
+    call: () => client.auth.issueToken({ userId: 'ext-1' }),
+  },
 }
 
 function handler(endpoint: Endpoint, respond: () => Response): HttpHandler {

@@ -83,7 +83,12 @@ describe('close()', () => {
   it('iterating a page after close rejects when it needs another request', async () => {
     server.respond((request) => {
       const page = Number(splitTarget(request.target).query.get('page') ?? '1')
-      return { body: { data: [{ id: `a${page}`, name: 'n', active: true, created_at: 'c', updated_at: 'u' }], pagination: { page, limit: 1, total: 2, total_pages: 2 } } }
+      return {
+        body: {
+          data: [{ id: `a${page}`, name: 'n', active: true, created_at: 'c', updated_at: 'u' }],
+          pagination: { page, limit: 1, total: 2, total_pages: 2 },
+        },
+      }
     })
     const client = make()
     try {

@@ -85,7 +85,17 @@ describe('for await over every item', () => {
   })
 
   it('the default limit is the same on every request', async () => {
-    serve(`${API}/conversations`, Array.from({ length: 45 }, (_, i) => ({ id: `c${i}`, title: 't', customer_user_id: 'u', message_count: 0, created_at: 'x', updated_at: 'y' })))
+    serve(
+      `${API}/conversations`,
+      Array.from({ length: 45 }, (_, i) => ({
+        id: `c${i}`,
+        title: 't',
+        customer_user_id: 'u',
+        message_count: 0,
+        created_at: 'x',
+        updated_at: 'y',
+      })),
+    )
     const all = await collect(client.conversations.list())
     expect(all).toHaveLength(45)
     const limits = await sentLimits()
@@ -125,7 +135,16 @@ describe('for await over every item', () => {
   })
 
   it('every list endpoint pages the same way', async () => {
-    const users = Array.from({ length: 5 }, (_, i) => ({ id: `u${i}`, external_id: `e${i}`, name: 'n', email: 'e', metadata: {}, active: true, created_at: 'c', last_seen_at: 'l' }))
+    const users = Array.from({ length: 5 }, (_, i) => ({
+      id: `u${i}`,
+      external_id: `e${i}`,
+      name: 'n',
+      email: 'e',
+      metadata: {},
+      active: true,
+      created_at: 'c',
+      last_seen_at: 'l',
+    }))
     serve(`${API}/customer-users`, users)
     expect(await collect(client.customerUsers.list({ limit: 2, external_id: 'x' }))).toEqual(users)
     expect(await sentPages()).toEqual(['1', '2', '3'])

@@ -24,14 +24,19 @@ afterEach(async () => {
   await client?.close()
   await new Promise<void>((resolve) => {
     if (server === undefined) resolve()
-    else server.close(() => { resolve() })
+    else
+      server.close(() => {
+        resolve()
+      })
   })
   server = undefined
   client = undefined
 })
 
 /** Starts a server whose page n takes `delay(n)` ms and answers `status(n)`. */
-async function wire(options: { delay?: (page: number) => number; status?: (page: number) => number; totalPages?: (page: number) => number } = {}): Promise<Wire & { consumerAt: (page: number) => void }> {
+async function wire(
+  options: { delay?: (page: number) => number; status?: (page: number) => number; totalPages?: (page: number) => number } = {},
+): Promise<Wire & { consumerAt: (page: number) => void }> {
   const asked: number[] = []
   const aborted: number[] = []
   let inFlight = 0
@@ -50,22 +55,37 @@ async function wire(options: { delay?: (page: number) => number; status?: (page:
       if (!done) aborted.push(page)
     })
     req.resume()
-    const timer = setTimeout(() => {
-      done = true
-      const status = options.status?.(page) ?? 200
-      const totalPages = options.totalPages?.(page) ?? PAGES
-      const data: Message[] = Array.from({ length: LIMIT }, (_, i) => ({
-        id: `m${(page - 1) * LIMIT + i}`,
-        content: 'hi',
-        role: i % 2 === 0 ? 'user' : 'assistant',
-        conversation_id: 'c1',
-        created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, (page - 1) * LIMIT + i)).toISOString(),
-      }))
-      res.statusCode = status
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify(status === 200 ? { data, pagination: { page, limit: LIMIT, total: totalPages * LIMIT, total_pages: totalPages }, conversation: { id: 'c1', title: 't' } } : { error: { message: 'boom' } }))
-    }, options.delay?.(page) ?? 10)
-    res.on('close', () => { clearTimeout(timer) })
+    const timer = setTimeout(
+      () => {
+        done = true
+        const status = options.status?.(page) ?? 200
+        const totalPages = options.totalPages?.(page) ?? PAGES
+        const data: Message[] = Array.from({ length: LIMIT }, (_, i) => ({
+          id: `m${(page - 1) * LIMIT + i}`,
+          content: 'hi',
+          role: i % 2 === 0 ? 'user' : 'assistant',
+          conversation_id: 'c1',
+          created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, (page - 1) * LIMIT + i)).toISOString(),
+        }))
+        res.statusCode = status
+        res.setHeader('content-type', 'application/json')
+        res.end(
+          JSON.stringify(
+            status === 200
+              ? {
+                  data,
+                  pagination: { page, limit: LIMIT, total: totalPages * LIMIT, total_pages: totalPages },
+                  conversation: { id: 'c1', title: 't' },
+                }
+              : { error: { message: 'boom' } },
+          ),
+        )
+      },
+      options.delay?.(page) ?? 10,
+    )
+    res.on('close', () => {
+      clearTimeout(timer)
+    })
   })
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
@@ -102,7 +122,11 @@ describe('prefetch', () => {
       expect(w.peakInFlight()).toBe(Math.max(1, prefetch))
       expect(w.asked).toHaveLength(PAGES) // each page once
       await client?.close()
-      await new Promise<void>((resolve) => server?.close(() => { resolve() }))
+      await new Promise<void>((resolve) =>
+        server?.close(() => {
+          resolve()
+        }),
+      )
       server = undefined
       client = undefined
     }

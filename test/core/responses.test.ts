@@ -2,7 +2,19 @@
 import { http, HttpResponse } from 'msw'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APIError, ChatServiceClient, ResponseValidationError } from 'chat-service-sdk'
-import { API, BASE, KEY_ID, KEY_SECRET, agent, conversation, customerUser, listBody, message, tokenResponse, updatedUser } from '../helpers/fixtures.ts'
+import {
+  API,
+  BASE,
+  KEY_ID,
+  KEY_SECRET,
+  agent,
+  conversation,
+  customerUser,
+  listBody,
+  message,
+  tokenResponse,
+  updatedUser,
+} from '../helpers/fixtures.ts'
 import { setupMsw } from '../helpers/msw.ts'
 
 const msw = setupMsw()
@@ -41,21 +53,126 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { label: 'token without token', method: 'post', route: `${API}/auth/token`, call: () => client.auth.issueToken({ userId: 'u' }), body: without(tokenResponse(), 'token'), path: ['token'] },
-  { label: 'token with an empty token', method: 'post', route: `${API}/auth/token`, call: () => client.auth.issueToken({ userId: 'u' }), body: { ...tokenResponse(), token: '' }, path: ['token'] },
-  { label: 'token with user.id a number', method: 'post', route: `${API}/auth/token`, call: () => client.auth.issueToken({ userId: 'u' }), body: { ...tokenResponse(), user: { id: 1, externalId: 'e', companyId: 'c' } }, path: ['user', 'id'] },
-  { label: 'token with agent.active a string', method: 'post', route: `${API}/auth/token`, call: () => client.auth.issueToken({ userId: 'u', agentId: 'a' }), body: { ...tokenResponse(), agent: { id: 'a', name: 'n', active: 'yes' } }, path: ['agent', 'active'] },
-  { label: 'customer user without external_id', method: 'get', route: `${API}/customer-users`, call: () => client.customerUsers.list(), body: listBody([without(customerUser(1), 'external_id')]), path: ['data', 0, 'external_id'] },
-  { label: 'customer user with active "true"', method: 'get', route: `${API}/customer-users`, call: () => client.customerUsers.list(), body: listBody([customerUser(1), { ...customerUser(2), active: 'true' }]), path: ['data', 1, 'active'] },
-  { label: 'update without updated_at', method: 'put', route: `${API}/customer-users/cu-1`, call: () => client.customerUsers.update('cu-1', { name: 'n' }), body: without(updatedUser(), 'updated_at'), path: ['updated_at'] },
-  { label: 'update with metadata an array', method: 'put', route: `${API}/customer-users/cu-1`, call: () => client.customerUsers.update('cu-1', { name: 'n' }), body: { ...updatedUser(), metadata: [1] }, path: ['metadata'] },
-  { label: 'agent without name', method: 'get', route: `${API}/agents`, call: () => client.agents.list(), body: listBody([without(agent(1), 'name')]), path: ['data', 0, 'name'] },
-  { label: 'agents data not an array', method: 'get', route: `${API}/agents`, call: () => client.agents.list(), body: { data: {}, pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } }, path: ['data'] },
-  { label: 'agents without pagination', method: 'get', route: `${API}/agents`, call: () => client.agents.list(), body: { data: [agent(1)] }, path: ['pagination'] },
-  { label: 'conversation with message_count a string', method: 'get', route: `${API}/conversations`, call: () => client.conversations.list(), body: listBody([{ ...conversation(1), message_count: '3' }]), path: ['data', 0, 'message_count'] },
-  { label: 'message without content', method: 'get', route: `${API}/conversations/conv-1/messages`, call: () => client.conversations.messages.list('conv-1'), body: listBody([without(message(1), 'content')], 1, 50, 1, { conversation: convo }), path: ['data', 0, 'content'] },
-  { label: 'messages without conversation', method: 'get', route: `${API}/conversations/conv-1/messages`, call: () => client.conversations.messages.list('conv-1'), body: listBody([message(1)], 1, 50, 1), path: ['conversation'] },
-  { label: 'messages with conversation.title a number', method: 'get', route: `${API}/conversations/conv-1/messages`, call: () => client.conversations.messages.list('conv-1'), body: listBody([message(1)], 1, 50, 1, { conversation: { id: 'conv-1', title: 7 } }), path: ['conversation', 'title'] },
+  {
+    label: 'token without token',
+    method: 'post',
+    route: `${API}/auth/token`,
+    call: () => client.auth.issueToken({ userId: 'u' }),
+    body: without(tokenResponse(), 'token'),
+    path: ['token'],
+  },
+  {
+    label: 'token with an empty token',
+    method: 'post',
+    route: `${API}/auth/token`,
+    call: () => client.auth.issueToken({ userId: 'u' }),
+    body: { ...tokenResponse(), token: '' },
+    path: ['token'],
+  },
+  {
+    label: 'token with user.id a number',
+    method: 'post',
+    route: `${API}/auth/token`,
+    call: () => client.auth.issueToken({ userId: 'u' }),
+    body: { ...tokenResponse(), user: { id: 1, externalId: 'e', companyId: 'c' } },
+    path: ['user', 'id'],
+  },
+  {
+    label: 'token with agent.active a string',
+    method: 'post',
+    route: `${API}/auth/token`,
+    call: () => client.auth.issueToken({ userId: 'u', agentId: 'a' }),
+    body: { ...tokenResponse(), agent: { id: 'a', name: 'n', active: 'yes' } },
+    path: ['agent', 'active'],
+  },
+  {
+    label: 'customer user without external_id',
+    method: 'get',
+    route: `${API}/customer-users`,
+    call: () => client.customerUsers.list(),
+    body: listBody([without(customerUser(1), 'external_id')]),
+    path: ['data', 0, 'external_id'],
+  },
+  {
+    label: 'customer user with active "true"',
+    method: 'get',
+    route: `${API}/customer-users`,
+    call: () => client.customerUsers.list(),
+    body: listBody([customerUser(1), { ...customerUser(2), active: 'true' }]),
+    path: ['data', 1, 'active'],
+  },
+  {
+    label: 'update without updated_at',
+    method: 'put',
+    route: `${API}/customer-users/cu-1`,
+    call: () => client.customerUsers.update('cu-1', { name: 'n' }),
+    body: without(updatedUser(), 'updated_at'),
+    path: ['updated_at'],
+  },
+  {
+    label: 'update with metadata an array',
+    method: 'put',
+    route: `${API}/customer-users/cu-1`,
+    call: () => client.customerUsers.update('cu-1', { name: 'n' }),
+    body: { ...updatedUser(), metadata: [1] },
+    path: ['metadata'],
+  },
+  {
+    label: 'agent without name',
+    method: 'get',
+    route: `${API}/agents`,
+    call: () => client.agents.list(),
+    body: listBody([without(agent(1), 'name')]),
+    path: ['data', 0, 'name'],
+  },
+  {
+    label: 'agents data not an array',
+    method: 'get',
+    route: `${API}/agents`,
+    call: () => client.agents.list(),
+    body: { data: {}, pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } },
+    path: ['data'],
+  },
+  {
+    label: 'agents without pagination',
+    method: 'get',
+    route: `${API}/agents`,
+    call: () => client.agents.list(),
+    body: { data: [agent(1)] },
+    path: ['pagination'],
+  },
+  {
+    label: 'conversation with message_count a string',
+    method: 'get',
+    route: `${API}/conversations`,
+    call: () => client.conversations.list(),
+    body: listBody([{ ...conversation(1), message_count: '3' }]),
+    path: ['data', 0, 'message_count'],
+  },
+  {
+    label: 'message without content',
+    method: 'get',
+    route: `${API}/conversations/conv-1/messages`,
+    call: () => client.conversations.messages.list('conv-1'),
+    body: listBody([without(message(1), 'content')], 1, 50, 1, { conversation: convo }),
+    path: ['data', 0, 'content'],
+  },
+  {
+    label: 'messages without conversation',
+    method: 'get',
+    route: `${API}/conversations/conv-1/messages`,
+    call: () => client.conversations.messages.list('conv-1'),
+    body: listBody([message(1)], 1, 50, 1),
+    path: ['conversation'],
+  },
+  {
+    label: 'messages with conversation.title a number',
+    method: 'get',
+    route: `${API}/conversations/conv-1/messages`,
+    call: () => client.conversations.messages.list('conv-1'),
+    body: listBody([message(1)], 1, 50, 1, { conversation: { id: 'conv-1', title: 7 } }),
+    path: ['conversation', 'title'],
+  },
 ]
 
 describe('schema-breaking responses → ResponseValidationError with issues, status and raw body', () => {
@@ -112,7 +229,9 @@ describe('a 200 whose body is not JSON', () => {
   })
 
   it('truncated JSON keeps the text', async () => {
-    msw.use(http.get(`${API}/agents`, () => new HttpResponse('{"data":[', { status: 200, headers: { 'content-type': 'application/json' } })))
+    msw.use(
+      http.get(`${API}/agents`, () => new HttpResponse('{"data":[', { status: 200, headers: { 'content-type': 'application/json' } })),
+    )
     const error = await rejection(client.agents.list())
     expect(error).toBeInstanceOf(ResponseValidationError)
     expect((error as ResponseValidationError).body).toBe('{"data":[')
@@ -145,7 +264,12 @@ describe('redirects are not followed (the credentials travel in the body)', () =
     )
     const route = method === 'get' ? `${API}/agents` : method === 'put' ? `${API}/customer-users/cu-1` : `${API}/auth/token`
     msw.use(http[method](route, () => new HttpResponse(null, { status, headers: { location: `${elsewhere}/rest/v1/steal` } })))
-    const call = method === 'get' ? client.agents.list() : method === 'put' ? client.customerUsers.update('cu-1', { name: 'n' }) : client.auth.issueToken({ userId: 'u' })
+    const call =
+      method === 'get'
+        ? client.agents.list()
+        : method === 'put'
+          ? client.customerUsers.update('cu-1', { name: 'n' })
+          : client.auth.issueToken({ userId: 'u' })
 
     const error = await rejection(call)
 

@@ -130,23 +130,44 @@ describe('connection errors', () => {
 
 describe('validation errors', () => {
   it('ResponseValidationError whose body echoes the secret', async () => {
-    server.respond((request) => ({ status: 200, body: { data: [{ ...agent(1), name: 5, note: KEY_SECRET }], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 }, echo: request.body } }))
+    server.respond((request) => ({
+      status: 200,
+      body: {
+        data: [{ ...agent(1), name: 5, note: KEY_SECRET }],
+        pagination: { page: 1, limit: 20, total: 1, total_pages: 1 },
+        echo: request.body,
+      },
+    }))
     const error = await rejection(client.agents.list())
     expect(error).toBeInstanceOf(ResponseValidationError)
     expectHidden(error, KEY_SECRET)
   })
 
   it('ResponseValidationError whose headers echo the secret', async () => {
-    server.respond(() => ({ status: 200, headers: { 'x-echo': KEY_SECRET }, body: { data: 'not an array', pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } } }))
+    server.respond(() => ({
+      status: 200,
+      headers: { 'x-echo': KEY_SECRET },
+      body: { data: 'not an array', pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } },
+    }))
     const error = await rejection(client.agents.list())
     expect(error).toBeInstanceOf(ResponseValidationError)
     expectHidden(error, KEY_SECRET)
   })
 
   it('a body over maxResponseBytes, with headers that echo the secret', async () => {
-    const small = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, maxResponseBytes: 64 })
+    const small = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      maxRetries: 0,
+      maxResponseBytes: 64,
+    })
     try {
-      server.respond(() => ({ status: 200, headers: { 'x-echo': KEY_SECRET }, body: { data: Array.from({ length: 20 }, (_, i) => agent(i)), pagination: { page: 1, limit: 20, total: 20, total_pages: 1 } } }))
+      server.respond(() => ({
+        status: 200,
+        headers: { 'x-echo': KEY_SECRET },
+        body: { data: Array.from({ length: 20 }, (_, i) => agent(i)), pagination: { page: 1, limit: 20, total: 20, total_pages: 1 } },
+      }))
       const error = await rejection(small.agents.list())
       expect(error).toBeInstanceOf(ResponseValidationError)
       expectHidden(error, KEY_SECRET)
@@ -156,7 +177,11 @@ describe('validation errors', () => {
   })
 
   it('a 200 that is not JSON and echoes the secret', async () => {
-    server.respond((request) => ({ status: 200, headers: { 'content-type': 'text/plain', 'x-echo': KEY_SECRET }, body: `you sent ${request.body}` }))
+    server.respond((request) => ({
+      status: 200,
+      headers: { 'content-type': 'text/plain', 'x-echo': KEY_SECRET },
+      body: `you sent ${request.body}`,
+    }))
     const error = await rejection(client.agents.list())
     expect(error).toBeInstanceOf(ResponseValidationError)
     expect(String((error as ResponseValidationError).body)).toContain('you sent')
@@ -175,7 +200,10 @@ describe('validation errors', () => {
     ['an http: non-loopback baseUrl', { baseUrl: 'http://chat.example.com', keyId: KEY_ID, keySecret: KEY_SECRET }],
     ['an unknown option', { baseUrl: 'https://chat.test', keyId: KEY_ID, keySecret: KEY_SECRET, secret: KEY_SECRET }],
     ['a bad timeout', { baseUrl: 'https://chat.test', keyId: KEY_ID, keySecret: KEY_SECRET, timeout: -1 }],
-    ['the secret as a header value with a line break', { baseUrl: 'https://chat.test', keyId: KEY_ID, keySecret: KEY_SECRET, headers: { 'x-k': `${KEY_SECRET}\n` } }],
+    [
+      'the secret as a header value with a line break',
+      { baseUrl: 'https://chat.test', keyId: KEY_ID, keySecret: KEY_SECRET, headers: { 'x-k': `${KEY_SECRET}\n` } },
+    ],
   ])('RequestValidationError of the constructor: %s', (_label, options) => {
     let error: unknown
     try {
@@ -192,7 +220,8 @@ describe('the client', () => {
   it('util.inspect, JSON.stringify and String never show the key secret', () => {
     expectHidden(client, KEY_SECRET)
     expect(inspect(client, { depth: 10, showHidden: true })).toContain(KEY_ID)
-    for (const part of [client.auth, client.agents, client.customerUsers, client.conversations, client.conversations.messages]) expectHidden(part, KEY_SECRET)
+    for (const part of [client.auth, client.agents, client.customerUsers, client.conversations, client.conversations.messages])
+      expectHidden(part, KEY_SECRET)
   })
 
   it('nor a token it issued', async () => {
@@ -246,11 +275,22 @@ describe('logs', () => {
       lines.push(args.map((arg) => (typeof arg === 'string' ? arg : inspect(arg, { depth: 10, showHidden: true }))).join(' '))
     }
     const logger: Logger = { debug: record, info: record, warn: record, error: record }
-    const logged = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logger, logLevel: 'debug', maxRetries: 1 })
+    const logged = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      logger,
+      logLevel: 'debug',
+      maxRetries: 1,
+    })
     try {
       server.respond(() => ({ body: tokenResponse(TOKEN) }))
       await logged.auth.issueToken({ userId: 'u' })
-      server.respond((request) => ({ status: 503, headers: { 'retry-after-ms': '0', 'x-echo': KEY_SECRET }, body: { echo: request.body, token: TOKEN } }))
+      server.respond((request) => ({
+        status: 503,
+        headers: { 'retry-after-ms': '0', 'x-echo': KEY_SECRET },
+        body: { echo: request.body, token: TOKEN },
+      }))
       await rejection(logged.agents.list())
     } finally {
       await logged.close()

@@ -27,7 +27,11 @@ it('the user-agent sent at the wire names VERSION and the Node version', async (
     await client.agents.list()
   } finally {
     await client.close()
-    await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve()
+      }),
+    )
   }
   expect(userAgent).toBe(`chat-service-sdk/${pkg.version} node/${process.versions.node}`)
 })

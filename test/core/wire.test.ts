@@ -134,7 +134,13 @@ describe('PUT and POST bodies at the wire', () => {
     const request = only()
     expect(request.method).toBe('POST')
     expect(request.target).toBe('/rest/v1/auth/token')
-    expect(expectJsonBody(request)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, userId: 'ext-1', agentId: 'agent-2', expiresIn: '1h' })
+    expect(expectJsonBody(request)).toStrictEqual({
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      userId: 'ext-1',
+      agentId: 'agent-2',
+      expiresIn: '1h',
+    })
     expectCredentialsOnlyInBody(request)
   })
 
@@ -150,7 +156,12 @@ describe('PUT and POST bodies at the wire', () => {
   it('non-ASCII text is sent as UTF-8 with a matching content-length', async () => {
     await client.customerUsers.update('cu-1', { name: 'Zoë Ünïcødé 😀', metadata: { city: 'Zürich' } })
     const request = only()
-    expect(expectJsonBody(request)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, name: 'Zoë Ünïcødé 😀', metadata: { city: 'Zürich' } })
+    expect(expectJsonBody(request)).toStrictEqual({
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      name: 'Zoë Ünïcødé 😀',
+      metadata: { city: 'Zürich' },
+    })
   })
 })
 
@@ -174,7 +185,9 @@ describe('percent-encoding of path parameters', () => {
   })
 
   it.each(ids)('messages.list(%j) stays one path segment, and the query holds only page/limit', async (id) => {
-    server.respond(() => ({ body: { data: [message(1, id)], pagination: { page: 1, limit: 50, total: 1, total_pages: 1 }, conversation: { id, title: 't' } } }))
+    server.respond(() => ({
+      body: { data: [message(1, id)], pagination: { page: 1, limit: 50, total: 1, total_pages: 1 }, conversation: { id, title: 't' } },
+    }))
     const page = await client.conversations.messages.list(id)
     expect(page.conversation.id).toBe(id)
     const request = only()
@@ -195,25 +208,28 @@ describe('percent-encoding of path parameters', () => {
 })
 
 describe('base URL with a path prefix, at the wire', () => {
-  it.each(['/chat', '/chat/', '/chat/rest/v1', '/chat/rest/v1/'])('prefix %s: every request target starts with /chat/rest/v1/ exactly once', async (suffix) => {
-    const prefixed = new ChatServiceClient({ baseUrl: `${server.origin}${suffix}`, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
-    try {
-      await prefixed.agents.list()
-      await prefixed.conversations.list()
-      await prefixed.customerUsers.list()
-      await prefixed.conversations.messages.list('c')
-      await prefixed.customerUsers.update('u', { name: 'n' })
-      await prefixed.auth.issueToken({ userId: 'u' })
-    } finally {
-      await prefixed.close()
-    }
-    expect(server.requests.map((r) => splitTarget(r.target).pathname)).toEqual([
-      '/chat/rest/v1/agents',
-      '/chat/rest/v1/conversations',
-      '/chat/rest/v1/customer-users',
-      '/chat/rest/v1/conversations/c/messages',
-      '/chat/rest/v1/customer-users/u',
-      '/chat/rest/v1/auth/token',
-    ])
-  })
+  it.each(['/chat', '/chat/', '/chat/rest/v1', '/chat/rest/v1/'])(
+    'prefix %s: every request target starts with /chat/rest/v1/ exactly once',
+    async (suffix) => {
+      const prefixed = new ChatServiceClient({ baseUrl: `${server.origin}${suffix}`, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
+      try {
+        await prefixed.agents.list()
+        await prefixed.conversations.list()
+        await prefixed.customerUsers.list()
+        await prefixed.conversations.messages.list('c')
+        await prefixed.customerUsers.update('u', { name: 'n' })
+        await prefixed.auth.issueToken({ userId: 'u' })
+      } finally {
+        await prefixed.close()
+      }
+      expect(server.requests.map((r) => splitTarget(r.target).pathname)).toEqual([
+        '/chat/rest/v1/agents',
+        '/chat/rest/v1/conversations',
+        '/chat/rest/v1/customer-users',
+        '/chat/rest/v1/conversations/c/messages',
+        '/chat/rest/v1/customer-users/u',
+        '/chat/rest/v1/auth/token',
+      ])
+    },
+  )
 })

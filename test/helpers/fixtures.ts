@@ -8,7 +8,13 @@ export const BASE = 'https://chat.test'
 export const API = `${BASE}/rest/v1`
 
 export function agent(i: number): Record<string, unknown> {
-  return { id: `agent-${i}`, name: `Agent ${i}`, active: i % 2 === 0, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-02T00:00:00Z' }
+  return {
+    id: `agent-${i}`,
+    name: `Agent ${i}`,
+    active: i % 2 === 0,
+    created_at: '2024-01-01T00:00:00Z',
+    updated_at: '2024-01-02T00:00:00Z',
+  }
 }
 
 export function conversation(i: number): Record<string, unknown> {
@@ -70,7 +76,13 @@ export function pagination(page: number, limit: number, total: number): Record<s
 }
 
 /** A list body: `{ data, pagination }` (plus `extra` members). */
-export function listBody(data: unknown[], page = 1, limit = 20, total = data.length, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function listBody(
+  data: unknown[],
+  page = 1,
+  limit = 20,
+  total = data.length,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { data, pagination: pagination(page, limit, total), ...extra }
 }
 

@@ -30,7 +30,9 @@ export interface WireServer {
   close(): Promise<void>
 }
 
-export async function startWireServer(responder: WireResponder = () => ({ status: 404, body: { error: 'no responder' } })): Promise<WireServer> {
+export async function startWireServer(
+  responder: WireResponder = () => ({ status: 404, body: { error: 'no responder' } }),
+): Promise<WireServer> {
   const requests: WireRequest[] = []
   let current = responder
   const server: Server = createServer((req, res) => {

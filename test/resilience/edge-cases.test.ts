@@ -60,8 +60,17 @@ describe('non-network failures are final', () => {
         return Reflect.get(target, prop, receiver) as unknown
       },
     })
-    const c = new ChatServiceClient({ baseUrl: 'https://chat.example.com', keyId: 'k', keySecret: 's3cret-value', dispatcher: counting, logLevel: 'off' })
-    const error = await c.agents.list().then(() => undefined, (e: unknown) => e)
+    const c = new ChatServiceClient({
+      baseUrl: 'https://chat.example.com',
+      keyId: 'k',
+      keySecret: 's3cret-value',
+      dispatcher: counting,
+      logLevel: 'off',
+    })
+    const error = await c.agents.list().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     await mock.close()
     expect(error).toBeInstanceOf(APIConnectionError)
     expect(dispatched).toBe(1)
@@ -95,7 +104,10 @@ describe('promises and lifecycle', () => {
     await sleep(100)
     const started = performance.now()
     await c.close()
-    const error = await pending.then(() => undefined, (e: unknown) => e)
+    const error = await pending.then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(performance.now() - started).toBeLessThan(2_000)
     expect(error).toBeInstanceOf(ChatServiceError)
     expect(error).not.toBeInstanceOf(APIConnectionError)
@@ -105,7 +117,12 @@ describe('promises and lifecycle', () => {
 
   it('a timeout has no Symbol as its cause', async () => {
     fake.failNext(1, { delayMs: 500 })
-    const error = await client({ timeout: 50, maxRetries: 0 }).agents.list().then(() => undefined, (e: unknown) => e)
+    const error = await client({ timeout: 50, maxRetries: 0 })
+      .agents.list()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
     expect(error).toBeInstanceOf(APITimeoutError)
     const cause = (error as APITimeoutError).cause
     expect(cause === undefined || cause instanceof Error).toBe(true)
@@ -142,7 +159,12 @@ describe('responses', () => {
 
   it('an error response over the cap is still an APIError (retried, body cut off at 64 KiB)', async () => {
     fake.failNext(3, { status: 503, body: 'x'.repeat(200_000), headers: { 'retry-after-ms': '1' } })
-    const error = await client({ maxRetries: 2 }).agents.list().then(() => undefined, (e: unknown) => e)
+    const error = await client({ maxRetries: 2 })
+      .agents.list()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
     expect(error).toBeInstanceOf(InternalServerError)
     expect(String((error as InternalServerError).body)).toMatch(/cut off after 65536 bytes\]$/)
     expect(attempts()).toBe(3)
@@ -150,7 +172,12 @@ describe('responses', () => {
 
   it('a token nested inside the token member is scrubbed from errors too', async () => {
     fake.failNext(1, { status: 200, body: { token: { value: 'tok_nested_secret_1234' }, user: 'broken' }, match: { method: 'POST' } })
-    const error = await client().auth.issueToken({ userId: 'u' }).then(() => undefined, (e: unknown) => e)
+    const error = await client()
+      .auth.issueToken({ userId: 'u' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
     expect(error).toBeInstanceOf(ResponseValidationError)
     expect(inspect(error, { depth: 10 })).not.toContain('tok_nested_secret_1234')
     expect(JSON.stringify(error)).not.toContain('tok_nested_secret_1234')
@@ -158,7 +185,11 @@ describe('responses', () => {
   })
 
   it('with an agentId, a response without the agent is a ResponseValidationError', async () => {
-    fake.failNext(1, { status: 200, body: { token: 't.t.t', user: { id: 'cu', externalId: 'u', companyId: 'co', agentId: null }, agent: null }, match: { method: 'POST' } })
+    fake.failNext(1, {
+      status: 200,
+      body: { token: 't.t.t', user: { id: 'cu', externalId: 'u', companyId: 'co', agentId: null }, agent: null },
+      match: { method: 'POST' },
+    })
     await expect(client().auth.issueToken({ userId: 'u', agentId: 'agent_1' })).rejects.toBeInstanceOf(ResponseValidationError)
     attempts()
   })
@@ -175,8 +206,18 @@ describe('responses', () => {
       close: () => Promise.resolve(),
       destroy: () => Promise.resolve(),
     } as unknown as Dispatcher
-    const c = new ChatServiceClient({ baseUrl: 'https://chat.example.com', keyId: 'k', keySecret: secret, dispatcher: failing, maxRetries: 0, logLevel: 'off' })
-    const error = await c.agents.list().then(() => undefined, (e: unknown) => e)
+    const c = new ChatServiceClient({
+      baseUrl: 'https://chat.example.com',
+      keyId: 'k',
+      keySecret: secret,
+      dispatcher: failing,
+      maxRetries: 0,
+      logLevel: 'off',
+    })
+    const error = await c.agents.list().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(APIConnectionError)
     expect((error as APIConnectionError).cause).toMatchObject({ code: 'ECONNRESET' })
     expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(secret)

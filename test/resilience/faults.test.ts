@@ -36,7 +36,14 @@ const logger = {
 }
 
 function client(options: Partial<ClientOptions> = {}): ChatServiceClient {
-  const c = new ChatServiceClient({ baseUrl: server.url, keyId: key.keyId, keySecret: key.keySecret, logger, logLevel: 'debug', ...options })
+  const c = new ChatServiceClient({
+    baseUrl: server.url,
+    keyId: key.keyId,
+    keySecret: key.keySecret,
+    logger,
+    logLevel: 'debug',
+    ...options,
+  })
   clients.push(c)
   return c
 }
@@ -158,9 +165,11 @@ describe('connection faults', () => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const port = (closed.address() as { port: number }).port
-    await new Promise<void>((resolve) => closed.close(() => {
-      resolve()
-    }))
+    await new Promise<void>((resolve) =>
+      closed.close(() => {
+        resolve()
+      }),
+    )
     const before = logLines.length
     const error = await failure(client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 }).agents.list())
     expect(error).toBeInstanceOf(APIConnectionError)
@@ -217,9 +226,11 @@ describe('bad responses', () => {
     const location = `http://127.0.0.1:${(other.address() as { port: number }).port}/rest/v1/agents`
     fake.failNext(1, { status: 307, headers: { location } })
     const error = await failure(client().agents.list())
-    await new Promise<void>((resolve) => other.close(() => {
-      resolve()
-    }))
+    await new Promise<void>((resolve) =>
+      other.close(() => {
+        resolve()
+      }),
+    )
     expect(error).toBeInstanceOf(APIError)
     expect((error as APIError).status).toBe(307)
     expect((error as APIError).message).toContain('redirect not followed')

@@ -10,7 +10,10 @@ afterEach(async () => {
   vi.unstubAllEnvs()
   await new Promise<void>((resolve) => {
     if (server === undefined) resolve()
-    else server.close(() => { resolve() })
+    else
+      server.close(() => {
+        resolve()
+      })
   })
   server = undefined
 })
@@ -105,7 +108,12 @@ describe('logging', () => {
     })
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
     const { logger, lines } = recorder()
-    const client = new ChatServiceClient({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, ...base, logger, logLevel })
+    const client = new ChatServiceClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      ...base,
+      logger,
+      logLevel,
+    })
     await client.agents.list()
     await client.close()
     expect(lines).toHaveLength(expected)
@@ -141,8 +149,8 @@ describe('logging', () => {
   })
 
   it('an object that is not a logger is refused at construction', () => {
-    expect(() => new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base, logger: { info: () => undefined } as unknown as Logger })).toThrow(
-      /debug, info, warn and error/,
-    )
+    expect(
+      () => new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base, logger: { info: () => undefined } as unknown as Logger }),
+    ).toThrow(/debug, info, warn and error/)
   })
 })

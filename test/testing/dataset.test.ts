@@ -38,7 +38,9 @@ describe('generateDataset', () => {
     ])
     expect(new Set(allIds).size).toBe(allIds.length)
     // company 1 does not depend on how many companies there are
-    expect(generateDataset({ seed: 5, companies: 1, customerUsers: 10, conversations: 5, messages: 50, agents: 2 }).companies[0]).toStrictEqual(data.companies[0])
+    expect(
+      generateDataset({ seed: 5, companies: 1, customerUsers: 10, conversations: 5, messages: 50, agents: 2 }).companies[0],
+    ).toStrictEqual(data.companies[0])
   })
 
   it('looks realistic and is internally consistent', () => {

@@ -140,8 +140,22 @@ describe('authentication', () => {
 describe('400 for bad input', () => {
   const lists = ['/rest/v1/customer-users', '/rest/v1/agents', '/rest/v1/conversations', '/rest/v1/conversations/conv_1/messages']
   const badQueries = [
-    'page=0', 'page=-1', 'page=1.5', 'page=abc', 'page=', 'page=1e2', 'page=%201', 'page=1&page=2',
-    'limit=0', 'limit=101', 'limit=-5', 'limit=2.5', 'limit=ten', 'limit=', 'limit=1000', 'page=99999999999999999999',
+    'page=0',
+    'page=-1',
+    'page=1.5',
+    'page=abc',
+    'page=',
+    'page=1e2',
+    'page=%201',
+    'page=1&page=2',
+    'limit=0',
+    'limit=101',
+    'limit=-5',
+    'limit=2.5',
+    'limit=ten',
+    'limit=',
+    'limit=1000',
+    'page=99999999999999999999',
   ]
 
   it.each(lists)('GET %s: bad page/limit → 400', async (path) => {
@@ -163,7 +177,16 @@ describe('400 for bad input', () => {
 
   it('update: fields of the wrong type → 400 and no change', async () => {
     const before = fake.getCustomerUser('co_a', 'u_1')
-    for (const field of [{ name: 5 }, { name: null }, { email: true }, { email: ['a'] }, { metadata: [] }, { metadata: 'x' }, { metadata: null }, { metadata: 3 }]) {
+    for (const field of [
+      { name: 5 },
+      { name: null },
+      { email: true },
+      { email: ['a'] },
+      { metadata: [] },
+      { metadata: 'x' },
+      { metadata: null },
+      { metadata: 3 },
+    ]) {
       const res = await put('/rest/v1/customer-users/u_1', { ...KEY_A, ...field })
       expect(res.status, JSON.stringify(field)).toBe(400)
     }
@@ -185,11 +208,15 @@ describe('400 for bad input', () => {
 describe('500', () => {
   it('answers 500 (and keeps serving) when the fake cannot serialise seeded data', async () => {
     fake.seed({
-      companies: [{
-        id: 'co_odd',
-        keys: [{ keyId: 'k_odd', keySecret: 's_odd' }],
-        customerUsers: [{ id: 'u', external_id: 'e', name: 'n', email: 'e@x', metadata: { big: 1n }, active: true, created_at: 'x', last_seen_at: 'x' }],
-      }],
+      companies: [
+        {
+          id: 'co_odd',
+          keys: [{ keyId: 'k_odd', keySecret: 's_odd' }],
+          customerUsers: [
+            { id: 'u', external_id: 'e', name: 'n', email: 'e@x', metadata: { big: 1n }, active: true, created_at: 'x', last_seen_at: 'x' },
+          ],
+        },
+      ],
     })
     const res = await get<ErrorBody>('/rest/v1/customer-users', { keyId: 'k_odd', keySecret: 's_odd' })
     expect(res.status).toBe(500)
@@ -243,7 +270,9 @@ describe('GET /rest/v1/customer-users', () => {
     const s = await partial.listen()
     try {
       const ids = async (filter: object) =>
-        (await call<Users>(s.url, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, ...filter } })).json.data.map((u: { id: string }) => u.id)
+        (await call<Users>(s.url, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, ...filter } })).json.data.map(
+          (u: { id: string }) => u.id,
+        )
       expect(await ids({ name: 'alice' })).toEqual(['u_1', 'u_3'])
       expect(await ids({ email: 'EXAMPLE.COM' })).toEqual(['u_1', 'u_2', 'u/slash'])
       expect(await ids({ name: 'alice', email: '.org' })).toEqual(['u_3'])
@@ -278,7 +307,11 @@ describe('PUT /rest/v1/customer-users/:id', () => {
   })
 
   it('replaces metadata (no merge) and updates email', async () => {
-    const res = await put<UpdatedCustomerUserRecord>('/rest/v1/customer-users/u_1', { ...KEY_A, email: 'new@example.com', metadata: { version: 2, nested: { a: [1, 2] } } })
+    const res = await put<UpdatedCustomerUserRecord>('/rest/v1/customer-users/u_1', {
+      ...KEY_A,
+      email: 'new@example.com',
+      metadata: { version: 2, nested: { a: [1, 2] } },
+    })
     expect(res.json.metadata).toEqual({ version: 2, nested: { a: [1, 2] } })
     expect(res.json.email).toBe('new@example.com')
     expect(res.json.name).toBe('Alice Smith')
@@ -336,9 +369,30 @@ describe('GET /rest/v1/conversations', () => {
   it('lists conversations with message_count from the messages when there are any', async () => {
     const res = await get<ListBody<ConversationRecord>>('/rest/v1/conversations')
     expect(res.json.data).toStrictEqual([
-      { id: 'conv_1', title: 'Order status', customer_user_id: 'u_1', message_count: 4, created_at: '2024-01-01T01:40:00.000Z', updated_at: '2024-01-01T01:50:00.000Z' },
-      { id: 'conv_declared', title: 'Imported', customer_user_id: 'u_2', message_count: 7, created_at: '2024-01-01T02:00:00.000Z', updated_at: '2024-01-01T02:00:00.000Z' },
-      { id: 'conv/2 ü', title: 'Odd id', customer_user_id: 'u_2', message_count: 1, created_at: '2024-01-01T02:10:00.000Z', updated_at: '2024-01-01T02:11:00.000Z' },
+      {
+        id: 'conv_1',
+        title: 'Order status',
+        customer_user_id: 'u_1',
+        message_count: 4,
+        created_at: '2024-01-01T01:40:00.000Z',
+        updated_at: '2024-01-01T01:50:00.000Z',
+      },
+      {
+        id: 'conv_declared',
+        title: 'Imported',
+        customer_user_id: 'u_2',
+        message_count: 7,
+        created_at: '2024-01-01T02:00:00.000Z',
+        updated_at: '2024-01-01T02:00:00.000Z',
+      },
+      {
+        id: 'conv/2 ü',
+        title: 'Odd id',
+        customer_user_id: 'u_2',
+        message_count: 1,
+        created_at: '2024-01-01T02:10:00.000Z',
+        updated_at: '2024-01-01T02:11:00.000Z',
+      },
     ])
     const messages = await get<Messages>('/rest/v1/conversations/conv_1/messages')
     expect(messages.json.pagination.total).toBe(res.json.data[0]!.message_count)
@@ -346,11 +400,15 @@ describe('GET /rest/v1/conversations', () => {
 
   it('switches message_count to the message count once messages are seeded', async () => {
     fake.seed({
-      companies: [{
-        id: 'co_a',
-        keys: [],
-        messages: [{ id: 'late_1', content: 'x', role: 'user', conversation_id: 'conv_declared', created_at: '2024-01-01T03:00:00.000Z' }],
-      }],
+      companies: [
+        {
+          id: 'co_a',
+          keys: [],
+          messages: [
+            { id: 'late_1', content: 'x', role: 'user', conversation_id: 'conv_declared', created_at: '2024-01-01T03:00:00.000Z' },
+          ],
+        },
+      ],
     })
     const res = await get<ListBody<ConversationRecord>>('/rest/v1/conversations')
     expect(res.json.data[1]).toMatchObject({ id: 'conv_declared', message_count: 1 })
@@ -364,7 +422,11 @@ describe('GET /rest/v1/conversations/:id/messages', () => {
     expect(res.status).toBe(200)
     expect(res.json.data.map((m: { id: string }) => m.id)).toEqual(['m_first', 'm_a', 'm_b', 'm_c'])
     expect(res.json.data[0]).toStrictEqual({
-      id: 'm_first', content: 'first', role: 'user', conversation_id: 'conv_1', created_at: '2024-01-01T01:41:00.000Z',
+      id: 'm_first',
+      content: 'first',
+      role: 'user',
+      conversation_id: 'conv_1',
+      created_at: '2024-01-01T01:41:00.000Z',
     })
     expect(res.json.conversation).toStrictEqual({ id: 'conv_1', title: 'Order status' })
     expect(res.json.pagination).toEqual({ page: 1, limit: 50, total: 4, total_pages: 1 })

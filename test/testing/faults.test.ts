@@ -25,7 +25,11 @@ const rename = (name: string) => call(url, 'PUT', '/rest/v1/customer-users/u_1',
 /** Raw request that resolves at the headers; the body is read separately. */
 async function timed(path: string, method = 'GET', body: unknown = KEY_A) {
   const t0 = performance.now()
-  const res = await request(url + path, { method: method as 'GET', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await request(url + path, {
+    method: method as 'GET',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   const tHeaders = performance.now() - t0
   return { res, tHeaders, t0 }
 }
@@ -264,24 +268,47 @@ describe('seed and reset', () => {
   })
 
   it('seed() adds companies and rejects duplicates or dangling messages', async () => {
-    fake.seed({ companies: [{ id: 'co_new', keys: [{ keyId: 'k_new', keySecret: 's_new' }], agents: [{ id: 'a', name: 'A', active: true, created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z' }] }] })
+    fake.seed({
+      companies: [
+        {
+          id: 'co_new',
+          keys: [{ keyId: 'k_new', keySecret: 's_new' }],
+          agents: [{ id: 'a', name: 'A', active: true, created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z' }],
+        },
+      ],
+    })
     expect(fake.companyIds()).toEqual(['co_a', 'co_b', 'co_empty', 'co_new'])
-    expect((await call<ListBody<AgentRecord>>(url, 'GET', '/rest/v1/agents', { body: { keyId: 'k_new', keySecret: 's_new' } })).json.data).toHaveLength(1)
+    expect(
+      (await call<ListBody<AgentRecord>>(url, 'GET', '/rest/v1/agents', { body: { keyId: 'k_new', keySecret: 's_new' } })).json.data,
+    ).toHaveLength(1)
     expect(() => {
-      fake.seed({ companies: [{ id: 'co_a', keys: [], agents: [{ id: 'agt_1', name: 'dup', active: true, created_at: 'x', updated_at: 'x' }] }] })
+      fake.seed({
+        companies: [{ id: 'co_a', keys: [], agents: [{ id: 'agt_1', name: 'dup', active: true, created_at: 'x', updated_at: 'x' }] }],
+      })
     }).toThrow(/duplicate agent/)
     expect(() => {
       fake.seed({ companies: [{ id: 'co_x', keys: [KEY_A] }] })
     }).toThrow(/already registered/)
     expect(() => {
-      fake.seed({ companies: [{ id: 'co_a', keys: [], messages: [{ id: 'm', content: 'c', role: 'user', conversation_id: 'conv_b', created_at: 'x' }] }] })
+      fake.seed({
+        companies: [
+          { id: 'co_a', keys: [], messages: [{ id: 'm', content: 'c', role: 'user', conversation_id: 'conv_b', created_at: 'x' }] },
+        ],
+      })
     }).toThrow(/unknown conversation/)
     // a failing seed applies nothing
     expect(() => {
       fake.seed({
         companies: [
           { id: 'co_ok', keys: [{ keyId: 'k_ok', keySecret: 's' }] },
-          { id: 'co_bad', keys: [], conversations: [{ id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' }, { id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' }] },
+          {
+            id: 'co_bad',
+            keys: [],
+            conversations: [
+              { id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' },
+              { id: 'c', title: 't', customer_user_id: 'u', created_at: 'x', updated_at: 'x' },
+            ],
+          },
         ],
       })
     }).toThrow(/duplicate conversation/)

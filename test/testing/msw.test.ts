@@ -61,7 +61,14 @@ describe('msw mode', () => {
     expect(res.json.data.map((a: { id: string }) => a.id)).toEqual(['agt_1', 'agt_0'])
     expect(res.json.pagination).toEqual({ page: 1, limit: 2, total: 3, total_pages: 2 })
     const recorded = fake.requests[0]!
-    expect(recorded).toMatchObject({ method: 'GET', path: '/rest/v1/agents', query: { limit: '2' }, bodyVisible: false, body: undefined, rawBody: undefined })
+    expect(recorded).toMatchObject({
+      method: 'GET',
+      path: '/rest/v1/agents',
+      query: { limit: '2' },
+      bodyVisible: false,
+      body: undefined,
+      rawBody: undefined,
+    })
     expect(Number(recorded.headers['content-length'])).toBe(JSON.stringify(KEY_A).length)
   })
 
@@ -73,7 +80,9 @@ describe('msw mode', () => {
 
   it('returns the unfiltered customer-user list with a warning header when a filter was sent', async () => {
     await enable()
-    const res = await call<ListBody<CustomerUserRecord>>(BASE, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, external_id: 'ext_1' } })
+    const res = await call<ListBody<CustomerUserRecord>>(BASE, 'GET', '/rest/v1/customer-users', {
+      body: { ...KEY_A, external_id: 'ext_1' },
+    })
     expect(res.status).toBe(200)
     expect(res.json.data).toHaveLength(4)
     expect(res.headers[WARNING_HEADER]).toMatch(/filters/)
@@ -123,13 +132,21 @@ describe('msw mode', () => {
     await expect(call(BASE, 'GET', '/rest/v1/agents', { body: KEY_A })).rejects.toThrow()
 
     fake.failNext(1, { dropConnection: 'mid-body' })
-    const res = await request(`${BASE}/rest/v1/agents`, { method: 'GET', headers: { 'content-type': 'application/json' }, body: JSON.stringify(KEY_A) })
+    const res = await request(`${BASE}/rest/v1/agents`, {
+      method: 'GET',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(KEY_A),
+    })
     expect(res.statusCode).toBe(200)
     await expect(res.body.text()).rejects.toThrow()
 
     fake.failNext(1, { bodyDelayMs: 150 })
     const t1 = performance.now()
-    const slow = await request(`${BASE}/rest/v1/agents`, { method: 'GET', headers: { 'content-type': 'application/json' }, body: JSON.stringify(KEY_A) })
+    const slow = await request(`${BASE}/rest/v1/agents`, {
+      method: 'GET',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(KEY_A),
+    })
     const tHeaders = performance.now() - t1
     const body = (await slow.body.json()) as { data: unknown[] }
     expect(body.data).toHaveLength(3)

@@ -49,14 +49,19 @@ describe('msw is optional', () => {
   it('with msw installed, the testing/msw entry serves a fake made by the testing entry (control)', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--no-warnings', '--input-type=module', '-e', `
+      [
+        '--no-warnings',
+        '--input-type=module',
+        '-e',
+        `
         const m = await import(${JSON.stringify(entry)})
         const msw = await import(${JSON.stringify(mswEntry)})
         const fake = m.createFakeChatService()
         console.log('handlers', msw.createFakeHandlers(fake, 'http://chat.test').length)
         const net = msw.createMswNetwork(msw.createFakeHandlers(fake, 'http://chat.test'))
         console.log('network', typeof net.enable, typeof net.disable)
-      `],
+      `,
+      ],
       { timeout: 15_000 },
     )
     expect(stdout).toContain('handlers 1')

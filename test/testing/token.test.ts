@@ -15,7 +15,8 @@ afterEach(async () => {
   await server.close()
 })
 
-const issue = <T = TokenBody>(body: Record<string, unknown>) => call<T>(server.url, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, ...body } })
+const issue = <T = TokenBody>(body: Record<string, unknown>) =>
+  call<T>(server.url, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, ...body } })
 const NOW_S = Date.parse('2025-06-01T12:00:00.000Z') / 1000
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -31,7 +32,14 @@ describe('POST /rest/v1/auth/token', () => {
     expect(res.json.agent).toStrictEqual({ id: 'agt_1', name: 'Support', active: true })
     const [header, payload] = res.json.token.split('.') as [string, string, string]
     expect(decode(header)).toEqual({ alg: 'HS256', typ: 'JWT' })
-    expect(decode(payload)).toEqual({ sub: 'u_1', external_id: 'ext_1', company_id: 'co_a', agent_id: 'agt_1', iat: NOW_S, exp: NOW_S + 86400 })
+    expect(decode(payload)).toEqual({
+      sub: 'u_1',
+      external_id: 'ext_1',
+      company_id: 'co_a',
+      agent_id: 'agt_1',
+      iat: NOW_S,
+      exp: NOW_S + 86400,
+    })
     expect(fake.verifyToken(res.json.token)).toEqual({
       valid: true,
       claims: { sub: 'u_1', external_id: 'ext_1', company_id: 'co_a', agent_id: 'agt_1', iat: NOW_S, exp: NOW_S + 86400 },
@@ -70,7 +78,9 @@ describe('POST /rest/v1/auth/token', () => {
     expect(second.json.user.id).toBe(id)
     expect(fake.listCustomerUsers('co_a').filter((u) => u.external_id === 'brand-new')).toHaveLength(1)
     expect(fake.getCustomerUser('co_a', id)?.last_seen_at).toBe('2025-06-02T00:00:00.000Z')
-    const listed = await call<ListBody<CustomerUserRecord>>(server.url, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, external_id: 'brand-new' } })
+    const listed = await call<ListBody<CustomerUserRecord>>(server.url, 'GET', '/rest/v1/customer-users', {
+      body: { ...KEY_A, external_id: 'brand-new' },
+    })
     expect(listed.json.data).toEqual([expect.objectContaining({ id, name: null, email: null, metadata: {}, active: true })])
     // the same external id in another company is another user
     expect(fake.findCustomerUserByExternalId('co_b', 'brand-new')).toBeUndefined()
@@ -157,7 +167,16 @@ describe('verifyToken', () => {
   it('reports malformed tokens', async () => {
     const token = (await issue({ userId: 'ext_1' })).json.token
     const [, payload, signature] = token.split('.') as [string, string, string]
-    for (const bad of ['', 'abc', 'a.b', 'a.b.c.d', `${token}.x`, 'a b.c.d', `${b64('not an object')}.${payload}.${signature}`, `${b64({ alg: 'none' })}.${payload}.${signature}`]) {
+    for (const bad of [
+      '',
+      'abc',
+      'a.b',
+      'a.b.c.d',
+      `${token}.x`,
+      'a b.c.d',
+      `${b64('not an object')}.${payload}.${signature}`,
+      `${b64({ alg: 'none' })}.${payload}.${signature}`,
+    ]) {
       expect(fake.verifyToken(bad), bad).toEqual({ valid: false, reason: 'malformed' })
     }
   })
@@ -167,7 +186,8 @@ describe('verifyToken', () => {
     const s = await twin.listen()
     try {
       const a = (await issue({ userId: 'ext_1', agentId: 'agt_1' })).json.token
-      const b = (await call<TokenBody>(s.url, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'ext_1', agentId: 'agt_1' } })).json.token
+      const b = (await call<TokenBody>(s.url, 'POST', '/rest/v1/auth/token', { body: { ...KEY_A, userId: 'ext_1', agentId: 'agt_1' } }))
+        .json.token
       expect(a).toBe(b)
       expect(twin.verifyToken(a).valid).toBe(true)
     } finally {
