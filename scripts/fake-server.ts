@@ -29,7 +29,9 @@ if (key === undefined) throw new Error('no key in the generated dataset')
 const latencyMs = Number(values['latency-ms'])
 const fake = createFakeChatService({ seed, recordRequests: values['record-requests'], ...(latencyMs > 0 ? { latencyMs } : {}) })
 const server = await fake.listen()
-process.stdout.write(`${JSON.stringify({ url: server.url, keyId: key.keyId, keySecret: key.keySecret, conversationId: seed.companies[0]?.conversations?.[0]?.id })}\n`)
+process.stdout.write(
+  `${JSON.stringify({ url: server.url, keyId: key.keyId, keySecret: key.keySecret, conversationId: seed.companies[0]?.conversations?.[0]?.id })}\n`,
+)
 const stop = (): void => {
   void server.close().then(() => process.exit(0))
 }
