@@ -1,0 +1,118 @@
+// Child process of the memory benchmark (started by bench/memory.ts, never by hand): iterates every
+// message of one conversation with the SDK, keeping none, and prints one JSON line with its memory
+// figures. Peak RSS is the kernel's (process.resourceUsage().maxRSS), so nothing between samples is
+// missed; RSS and heap are also sampled every 10,000 messages.
+// BENCH_MODE=baseline only starts the client (Node + SDK loaded, nothing sent); BENCH_MODE=raw reads
+// the same pages with raw undici (reset: false) + JSON.parse: the floor to compare with.
+//   env BENCH_SERVER='{"url","keyId","keySecret","conversationId"}' BENCH_MESSAGES=N BENCH_PREFETCH=K BENCH_BUDGET_MS=MS
+import { Agent, request } from 'undici'
+import { ChatServiceClient } from '../src/index.ts'
+import type { ServerInfo } from './contenders.ts'
+import { keepAliveDispatcher } from './keepalive.ts'
+import { Deadline } from './lib.ts'
+
+const server = JSON.parse(process.env['BENCH_SERVER'] ?? '') as ServerInfo
+const expected = Number(process.env['BENCH_MESSAGES'])
+const prefetch = Number(process.env['BENCH_PREFETCH'] ?? '0')
+const mode = process.env['BENCH_MODE'] ?? 'iterate'
+const deadline = new Deadline(Number(process.env['BENCH_BUDGET_MS'] ?? '300000'), `memory: iterating ${expected} messages`)
+
+// BENCH_FIX_PREVIEW=1: give the SDK a dispatcher that sends `reset: false` (keeps connections alive).
+const dispatcher = process.env['BENCH_FIX_PREVIEW'] === '1' ? keepAliveDispatcher() : undefined
+const client = new ChatServiceClient({
+  baseUrl: server.url,
+  keyId: server.keyId,
+  keySecret: server.keySecret,
+  logLevel: 'warn',
+  ...(dispatcher === undefined ? {} : { dispatcher }),
+})
+const rssAtStart = process.memoryUsage.rss()
+let sampledPeakRss = rssAtStart
+let peakHeapUsed = process.memoryUsage().heapUsed
+/** process.memoryUsage() at the sample with the highest RSS. */
+let atPeak = process.memoryUsage()
+/** RSS after the first 100,000 messages: close to the peak means memory levels off early (bounded). */
+let rssAt100k = 0
+/** RSS after every 100,000 messages: the shape of the curve. */
+const rssEvery100k: number[] = []
+let count = 0
+let pages = 0
+const started = performance.now()
+if (mode === 'iterate') {
+  // Item by item, as users iterate; nothing is kept.
+  for await (const message of client.conversations.messages.list(server.conversationId, { limit: 100 }, { prefetch })) {
+    if (message.id === '') throw new Error('empty message id')
+    if (++count % 10_000 === 0) {
+      const usage = process.memoryUsage()
+      if (usage.rss > sampledPeakRss) atPeak = usage
+      sampledPeakRss = Math.max(sampledPeakRss, usage.rss)
+      peakHeapUsed = Math.max(peakHeapUsed, usage.heapUsed)
+      if (count === 100_000) rssAt100k = usage.rss
+      if (count % 100_000 === 0) rssEvery100k.push(usage.rss)
+      deadline.check()
+    }
+  }
+  pages = Math.ceil(count / 100)
+  if (count !== expected) throw new Error(`expected ${expected} messages, iterated ${count}`)
+} else if (mode === 'raw') {
+  // The floor: raw undici (keep-alive, reset: false) + JSON.parse, page after page, nothing kept.
+  const agent = new Agent({ connections: 64, pipelining: 1 })
+  const body = JSON.stringify({ keyId: server.keyId, keySecret: server.keySecret })
+  for (let page = 1; ; page++) {
+    const response = await request(
+      `${server.url}/rest/v1/conversations/${encodeURIComponent(server.conversationId)}/messages?page=${page}&limit=100`,
+      {
+        method: 'GET',
+        headers: { 'content-type': 'application/json' },
+        body,
+        dispatcher: agent,
+        reset: false,
+      },
+    )
+    const parsed = JSON.parse(await response.body.text()) as { data: { id: string }[]; pagination: { total_pages: number } }
+    for (const message of parsed.data) {
+      if (message.id === '') throw new Error('empty message id')
+      if (++count % 10_000 === 0) {
+        const usage = process.memoryUsage()
+        if (usage.rss > sampledPeakRss) atPeak = usage
+        sampledPeakRss = Math.max(sampledPeakRss, usage.rss)
+        peakHeapUsed = Math.max(peakHeapUsed, usage.heapUsed)
+        if (count === 100_000) rssAt100k = usage.rss
+        if (count % 100_000 === 0) rssEvery100k.push(usage.rss)
+        deadline.check()
+      }
+    }
+    pages = page
+    if (page >= parsed.pagination.total_pages) break
+  }
+  await agent.close()
+  if (count !== expected) throw new Error(`expected ${expected} messages, read ${count}`)
+} else if (mode !== 'baseline') {
+  throw new Error(`unknown BENCH_MODE ${mode}`)
+}
+const wallMs = performance.now() - started
+await client.close()
+await dispatcher?.close()
+const final = process.memoryUsage()
+// What is still reachable once everything is collected (the child runs with --expose-gc): retention, not GC laziness.
+const gc = (globalThis as { gc?: () => void }).gc
+gc?.()
+const heapUsedAfterGc = gc === undefined ? undefined : process.memoryUsage().heapUsed
+process.stdout.write(
+  `${JSON.stringify({
+    mode,
+    prefetch,
+    messages: count,
+    pages,
+    wallMs,
+    rssAtStart,
+    sampledPeakRss: Math.max(sampledPeakRss, final.rss),
+    peakHeapUsed: Math.max(peakHeapUsed, final.heapUsed),
+    finalRss: final.rss,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    heapUsedAfterGc,
+    rssAt100k,
+    rssEvery100k,
+    atPeak,
+  })}\n`,
+)
