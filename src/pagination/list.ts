@@ -17,10 +17,8 @@ export interface ListOperation<T, P extends Page<T>, Extra extends z.ZodRawShape
   readonly limit: number | undefined
   /** JSON body members besides the credentials (the customer-user filters). */
   readonly body?: Readonly<Record<string, unknown>>
-  /** Schema of one item of `data`. */
-  readonly item: z.ZodType<T>
-  /** Schemas of top-level members besides `data` and `pagination` (messages' `conversation`). */
-  readonly extra: Extra
+  /** Schema of the whole response, made once per operation by {@link pageSchema}. */
+  readonly schema: PageSchema<T, Extra>
   /** Builds the page object. */
   readonly makePage: (data: T[], pagination: Pagination, extra: z.output<z.ZodObject<Extra>>, source: PageSource<Page<T>>) => P
 }
@@ -44,7 +42,6 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   const invalid = args.error()
   if (invalid !== undefined) return rejected(invalid)
   const op = build()
-  const schema = z.object({ data: z.array(op.item), pagination: paginationSchema, ...op.extra })
   const { prefetch, ...requestOptions } = options
 
   const source: PageSource<P> = {
@@ -63,9 +60,7 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
         ...(op.body === undefined ? {} : { body: op.body }),
         options: callSignal === undefined ? requestOptions : { ...requestOptions, signal: callSignal },
       })
-      const parsed = parseResponse(schema, response, transport.redactor) as { data: T[]; pagination: Pagination } & z.output<
-        z.ZodObject<Extra>
-      >
+      const parsed = parseResponse(op.schema, response, transport.redactor)
       if (parsed.pagination.page !== page) {
         throw responseError(
           response,
@@ -84,6 +79,19 @@ export function list<T, P extends Page<T>, Extra extends z.ZodRawShape>(
   }
   const first = source.fetch(op.page ?? 1)
   return new PagePromise<T, P>(first, source)
+}
+
+/** Schema of a list response: `data`, `pagination`, and any extra members. @internal */
+export type PageSchema<T, Extra extends z.ZodRawShape> = z.ZodType<{ data: T[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>>
+
+/**
+ * Builds the schema of a list response from the schema of one item and of any extra top-level
+ * members (messages' `conversation`). Build it once per operation, at module load: zod compiles a
+ * schema on first use, and rebuilding it per call costs more than validating a page.
+ * @internal
+ */
+export function pageSchema<T, Extra extends z.ZodRawShape = Record<string, never>>(item: z.ZodType<T>, extra?: Extra): PageSchema<T, Extra> {
+  return z.object({ data: z.array(item), pagination: paginationSchema, ...extra }) as unknown as PageSchema<T, Extra>
 }
 
 /** `makePage` for lists whose pages hold nothing but `data` and `pagination`. @internal */

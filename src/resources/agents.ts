@@ -1,12 +1,13 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { ArgumentCheck } from '../core/validate.ts'
-import { list, plainPage } from '../pagination/list.ts'
+import { list, pageSchema, plainPage } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { agentSchema } from '../schemas/agent.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 import type { Agent, AgentListParams } from '../schemas/index.ts'
 
+const agentPage = pageSchema(agentSchema)
 /** The company's agents (spec, Endpoint 4). Reach it as `client.agents`. */
 export class Agents {
   readonly #transport: Transport
@@ -34,8 +35,7 @@ export class Agents {
       path: '/agents',
       page: valid.page,
       limit: valid.limit,
-      item: agentSchema,
-      extra: {},
+      schema: agentPage,
       makePage: plainPage,
     }))
   }

@@ -1,13 +1,14 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { Transport } from '../core/transport.ts'
 import { ArgumentCheck } from '../core/validate.ts'
-import { list, plainPage } from '../pagination/list.ts'
+import { list, pageSchema, plainPage } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 import { conversationSchema } from '../schemas/conversation.ts'
 import type { Conversation, ConversationListParams } from '../schemas/index.ts'
 import { ConversationMessages } from './messages.ts'
 
+const conversationPage = pageSchema(conversationSchema)
 /** The company's conversations (spec, Endpoint 5) and their messages (Endpoint 6). Reach it as `client.conversations`. */
 export class Conversations {
   /** Messages of one conversation: `client.conversations.messages.list(conversationId)`. */
@@ -37,8 +38,7 @@ export class Conversations {
       path: '/conversations',
       page: valid.page,
       limit: valid.limit,
-      item: conversationSchema,
-      extra: {},
+      schema: conversationPage,
       makePage: plainPage,
     }))
   }

@@ -2,7 +2,7 @@ import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } fr
 import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
 import { ArgumentCheck, parseResponse } from '../core/validate.ts'
-import { list, plainPage } from '../pagination/list.ts'
+import { list, pageSchema, plainPage } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { idSchema } from '../schemas/common.ts'
 import {
@@ -13,6 +13,7 @@ import {
 } from '../schemas/customer-user.ts'
 import type { CustomerUser, CustomerUserListParams, CustomerUserUpdateParams, UpdatedCustomerUser } from '../schemas/index.ts'
 
+const customerUserPage = pageSchema(customerUserSchema)
 /** The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`. */
 export class CustomerUsers {
   readonly #transport: Transport
@@ -39,7 +40,7 @@ export class CustomerUsers {
     const valid = args.check(customerUserListParamsSchema, params)
     return list(this.#transport, args, options, () => {
       const { page, limit, ...filters } = valid
-      return { path: '/customer-users', page, limit, body: filters, item: customerUserSchema, extra: {}, makePage: plainPage }
+      return { path: '/customer-users', page, limit, body: filters, schema: customerUserPage, makePage: plainPage }
     })
   }
 

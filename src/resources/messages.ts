@@ -3,13 +3,14 @@ import type { Transport } from '../core/transport.ts'
 import { encodePathSegment } from '../core/url.ts'
 import { ArgumentCheck } from '../core/validate.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { list } from '../pagination/list.ts'
+import { list, pageSchema } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import type { Message, MessageConversation, MessageListParams, Pagination } from '../schemas/index.ts'
 import { idSchema } from '../schemas/common.ts'
 import { messageConversationSchema, messageListParamsSchema, messageSchema } from '../schemas/message.ts'
 
+const messagePage = pageSchema(messageSchema, { conversation: messageConversationSchema })
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
   /** The conversation these messages belong to. */
@@ -53,8 +54,7 @@ export class ConversationMessages {
       path: `/conversations/${encodePathSegment(id)}/messages`,
       page: valid.page,
       limit: valid.limit,
-      item: messageSchema,
-      extra: { conversation: messageConversationSchema },
+      schema: messagePage,
       makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
     }))
   }

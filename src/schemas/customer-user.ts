@@ -3,6 +3,16 @@ import { pageParamsShape } from './common.ts'
 import { jsonObjectSchema } from './json.ts'
 
 /**
+ * `metadata` as the service sends it: any JSON object (or null). Checked as "an object, not an
+ * array" only: walking every key with `z.record` made it the dearest part of a page's validation.
+ */
+const metadataSchema = z
+  .custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), {
+    message: 'Expected a JSON object',
+  })
+  .nullable()
+
+/**
  * A customer user: an end user of the company (spec, Resources: Customer user; Endpoint 2).
  * `name`, `email`, `metadata` and `last_seen_at` also accept `null`: the spec does not show what a
  * user created by token issuance (which knows only the external id) holds in them.
@@ -12,7 +22,7 @@ export const customerUserSchema = z.object({
   external_id: z.string(),
   name: z.string().nullable(),
   email: z.string().nullable(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
+  metadata: metadataSchema,
   active: z.boolean(),
   created_at: z.string(),
   last_seen_at: z.string().nullable(),
