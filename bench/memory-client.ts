@@ -6,7 +6,9 @@
 // the same pages with raw undici (reset: false) + JSON.parse: the floor to compare with.
 //   env BENCH_SERVER='{"url","keyId","keySecret","conversationId"}' BENCH_MESSAGES=N BENCH_PREFETCH=K BENCH_BUDGET_MS=MS
 import { Agent, request } from 'undici'
-import { ChatServiceClient } from '../src/index.ts'
+// The built package (self-reference: Node resolves it to dist/), as users run it; importing
+// src/*.ts would add Node's type-stripping machinery to the figures.
+import { ChatServiceClient } from 'chat-service-sdk'
 import type { ServerInfo } from './contenders.ts'
 import { keepAliveDispatcher } from './keepalive.ts'
 import { Deadline } from './lib.ts'
