@@ -90,7 +90,10 @@ export type PageSchema<T, Extra extends z.ZodRawShape> = z.ZodType<{ data: T[]; 
  * schema on first use, and rebuilding it per call costs more than validating a page.
  * @internal
  */
-export function pageSchema<T, Extra extends z.ZodRawShape = Record<string, never>>(item: z.ZodType<T>, extra?: Extra): PageSchema<T, Extra> {
+export function pageSchema<T, Extra extends z.ZodRawShape = Record<string, never>>(
+  item: z.ZodType<T>,
+  extra?: Extra,
+): PageSchema<T, Extra> {
   return z.object({ data: z.array(item), pagination: paginationSchema, ...extra }) as unknown as PageSchema<T, Extra>
 }
 
