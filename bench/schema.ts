@@ -29,7 +29,7 @@ export interface SchemaFigures {
   bytes: number
   jsonParseUs: Spread
   validateUs: Spread
-  /** Building the list schema and validating with it (list() builds its schema once per call). */
+  /** Building the list schema and validating with it: what list() did on every call before its schemas were built once. */
   buildAndValidateUs: Spread
   sdkRequestP50Us: Spread
   rawRequestP50Us: Spread
