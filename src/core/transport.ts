@@ -88,6 +88,8 @@ export class Transport {
   readonly #baseHeaders: Record<string, string>
   /** Aborted by close(): ends retry waits at once. */
   readonly #closing = new AbortController()
+  /** The first close()'s promise: every later call waits for the same release. */
+  #closed: Promise<void> | undefined
 
   constructor(config: TransportConfig) {
     this.#config = config
@@ -105,10 +107,12 @@ export class Transport {
    * Stops new calls and retry waits (they reject with ChatServiceError) and releases the client's
    * own connection pool once in-flight attempts finish. Idempotent.
    */
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return
-    this.#closing.abort()
-    if (this.#ownsDispatcher) await this.#dispatcher.close()
+  close(): Promise<void> {
+    if (this.#closed === undefined) {
+      this.#closing.abort()
+      this.#closed = this.#ownsDispatcher ? this.#dispatcher.close().then(() => undefined) : Promise.resolve()
+    }
+    return this.#closed
   }
 
   /**
@@ -325,6 +329,10 @@ function readBody(body: Dispatcher.ResponseData['body'], cap: number): Promise<{
       resolve({ bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), truncated: false })
     })
     body.once('error', reject)
+    // A body that closes without 'end' or 'error' (possible with a custom dispatcher) was cut off.
+    body.once('close', () => {
+      reject(Object.assign(new Error('The response body closed before its end'), { code: 'ECONNRESET' }))
+    })
   })
 }
 

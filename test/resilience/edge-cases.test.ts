@@ -3,6 +3,7 @@
 // close() ends retry waits, ids must be well-formed Unicode, Retry-After parsing, error bodies over
 // the cap, base URL forms, clean error causes, nested token redaction, frozen retry statuses, and
 // the bound agent of a token.
+import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { inspect } from 'node:util'
 import { MockAgent, type Dispatcher } from 'undici'
@@ -113,6 +114,37 @@ describe('promises and lifecycle', () => {
     expect(error).not.toBeInstanceOf(APIConnectionError)
     expect((error as Error).message).toMatch(/closed/)
     expect(attempts()).toBe(1)
+  })
+
+  it('concurrent close() calls share one release of the pool', async () => {
+    const c = client()
+    const first = c.close()
+    const second = c.close()
+    expect(second).toBe(first)
+    await Promise.all([first, second])
+  })
+
+  it('a body that closes without its end (a custom dispatcher) is a connection error, not a hang', async () => {
+    const cutOff = {
+      dispatch: () => true,
+      request: () => {
+        const body = new Readable({ read() {} })
+        body.push('{"data":[')
+        setTimeout(() => body.destroy(), 10) // close, with neither 'end' nor 'error'
+        return Promise.resolve({ statusCode: 200, headers: { 'content-type': 'application/json' }, body })
+      },
+      close: () => Promise.resolve(),
+      destroy: () => Promise.resolve(),
+    } as unknown as Dispatcher
+    const c = new ChatServiceClient({
+      baseUrl: 'https://chat.example.com',
+      keyId: 'k',
+      keySecret: 's',
+      dispatcher: cutOff,
+      maxRetries: 0,
+      logLevel: 'off',
+    })
+    await expect(c.agents.list()).rejects.toBeInstanceOf(APIConnectionError)
   })
 
   it('a timeout has no Symbol as its cause', async () => {
