@@ -7,7 +7,8 @@ import type { Redactor } from './redact.ts'
  * (refused, reset, closed early, DNS, a network error without a code) may succeed on another
  * attempt, so it is retried.
  */
-const FINAL_CODES = /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|UND_ERR_DESTROYED|UND_ERR_CLOSED|UND_ERR_INVALID_RETURN_VALUE|UND_MOCK_ERR_.*|ERR_INVALID_.*)$/
+const FINAL_CODES =
+  /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|UND_ERR_DESTROYED|UND_ERR_CLOSED|UND_ERR_INVALID_RETURN_VALUE|UND_MOCK_ERR_.*|ERR_INVALID_.*)$/
 
 /** undici's own timeout codes: they make an APITimeoutError. */
 export const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
