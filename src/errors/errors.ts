@@ -17,6 +17,7 @@ export interface ValidationIssue {
 
 /** Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. */
 export class ChatServiceError extends Error {
+  /** Always `'ChatServiceError'`. */
   override readonly name: string = 'ChatServiceError'
 
   /** Plain-object view for loggers and `JSON.stringify`: name, message and the error's own fields. */
@@ -48,6 +49,7 @@ export interface APIErrorInit {
  * {@link UnprocessableEntityError} 422, {@link RateLimitError} 429, {@link InternalServerError} ≥ 500.
  */
 export class APIError extends ChatServiceError {
+  /** Always `'APIError'`. */
   override readonly name: string = 'APIError'
   /** HTTP status code, e.g. `404`. */
   readonly status: number
@@ -72,39 +74,48 @@ export class APIError extends ChatServiceError {
 
 /** HTTP 400: the service refused the parameters or body (spec, Errors). */
 export class BadRequestError extends APIError {
+  /** Always `'BadRequestError'`. */
   override readonly name: string = 'BadRequestError'
 }
 /** HTTP 401: invalid API credentials (spec, Authentication 3). */
 export class AuthenticationError extends APIError {
+  /** Always `'AuthenticationError'`. */
   override readonly name: string = 'AuthenticationError'
 }
 /** HTTP 403: the credentials may not do this. */
 export class PermissionDeniedError extends APIError {
+  /** Always `'PermissionDeniedError'`. */
   override readonly name: string = 'PermissionDeniedError'
 }
 /** HTTP 404: the record does not exist or belongs to another company (spec, Errors). */
 export class NotFoundError extends APIError {
+  /** Always `'NotFoundError'`. */
   override readonly name: string = 'NotFoundError'
 }
 /** HTTP 409: conflict. */
 export class ConflictError extends APIError {
+  /** Always `'ConflictError'`. */
   override readonly name: string = 'ConflictError'
 }
 /** HTTP 422: the request was well-formed but not acceptable. */
 export class UnprocessableEntityError extends APIError {
+  /** Always `'UnprocessableEntityError'`. */
   override readonly name: string = 'UnprocessableEntityError'
 }
 /** HTTP 429: rate limited. Retried automatically, honouring `Retry-After`; thrown once retries run out. */
 export class RateLimitError extends APIError {
+  /** Always `'RateLimitError'`. */
   override readonly name: string = 'RateLimitError'
 }
 /** HTTP 500 or above: the service failed. 500, 502, 503 and 504 are retried before this is thrown. */
 export class InternalServerError extends APIError {
+  /** Always `'InternalServerError'`. */
   override readonly name: string = 'InternalServerError'
 }
 
 /** No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the underlying error. */
 export class APIConnectionError extends ChatServiceError {
+  /** Always `'APIConnectionError'`. */
   override readonly name: string = 'APIConnectionError'
   /** HTTP method of the failed request. */
   readonly method: string
@@ -120,11 +131,13 @@ export class APIConnectionError extends ChatServiceError {
 
 /** An attempt took longer than the `timeout` option (ms), counted from connect to the last body byte. */
 export class APITimeoutError extends APIConnectionError {
+  /** Always `'APITimeoutError'`. */
   override readonly name: string = 'APITimeoutError'
 }
 
 /** The caller's `AbortSignal` fired, during a request or while waiting to retry. Never retried. */
 export class APIUserAbortError extends ChatServiceError {
+  /** Always `'APIUserAbortError'`. */
   override readonly name: string = 'APIUserAbortError'
 }
 
@@ -133,6 +146,7 @@ export class APIUserAbortError extends ChatServiceError {
  * request was made. `issues` lists every problem with its path.
  */
 export class RequestValidationError extends ChatServiceError {
+  /** Always `'RequestValidationError'`. */
   override readonly name: string = 'RequestValidationError'
   /** Every problem found, each with its path inside the parameters. */
   readonly issues: readonly ValidationIssue[]
@@ -149,6 +163,7 @@ export class RequestValidationError extends ChatServiceError {
  * status, the headers and the raw body (parsed JSON, else text) next to the issues.
  */
 export class ResponseValidationError extends ChatServiceError {
+  /** Always `'ResponseValidationError'`. */
   override readonly name: string = 'ResponseValidationError'
   /** Every problem found, each with its path inside the response body. */
   readonly issues: readonly ValidationIssue[]

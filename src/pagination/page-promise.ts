@@ -54,6 +54,7 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
     return iterateItems<T>(this.pages())
   }
 
+  /** `'PagePromise'`, for `Object.prototype.toString` and `util.inspect`. */
   get [Symbol.toStringTag](): string {
     return 'PagePromise'
   }

@@ -29,6 +29,15 @@ export class Auth {
    * ResponseValidationError; ChatServiceError once the client is closed.
    */
   issueToken(params: IssueTokenParams & { agentId: string }, options?: RequestOptions): Promise<BoundIssueTokenResponse>
+  /**
+   * Issues a chat token without binding an agent (spec, Endpoint 1); `agent` and `user.agentId`
+   * in the result may be null or absent. Otherwise as the overload with `agentId` above.
+   * @param params - `userId`, optional `expiresIn` (`'<n>h'` or `'<n>d'`, default 24 h).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
+   * @throws RequestValidationError (nothing sent); APIError subclasses for any status but 200;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError;
+   * ChatServiceError once the client is closed.
+   */
   issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse>
   async issueToken(params: IssueTokenParams, options?: RequestOptions): Promise<IssueTokenResponse> {
     const args = new ArgumentCheck('auth.issueToken')

@@ -49,35 +49,38 @@ export type StoredCustomerUser = CustomerUserRecord & { updated_at: string }
  * The exact response of `PUT /rest/v1/customer-users/:id` (spec endpoint 3):
  * id, external_id, name, email, metadata, active, updated_at.
  */
-export interface UpdatedCustomerUserRecord {
-  id: string
-  external_id: string
-  name: string | null
-  email: string | null
-  metadata: Record<string, unknown>
-  active: boolean
+export type UpdatedCustomerUserRecord = Omit<CustomerUserRecord, 'created_at' | 'last_seen_at'> & {
+  /** ISO 8601 time of this update. */
   updated_at: string
 }
 
 /** An agent (spec: "Agent"). Timestamps are ISO 8601 strings. */
 export interface AgentRecord {
+  /** Unique agent id. */
   id: string
+  /** Display name. */
   name: string
   /** Agents may be inactive; the list returns them too (spec endpoint 4). */
   active: boolean
+  /** ISO 8601 creation time. */
   created_at: string
+  /** ISO 8601 time of the last update. */
   updated_at: string
 }
 
 /** A conversation (spec: "Conversation"). Timestamps are ISO 8601 strings. */
 export interface ConversationRecord {
+  /** Unique conversation id. */
   id: string
+  /** Conversation title. */
   title: string
   /** Internal id of the customer user. */
   customer_user_id: string
   /** Number of messages; see {@link ConversationSeed} for how the fake computes it. */
   message_count: number
+  /** ISO 8601 creation time. */
   created_at: string
+  /** ISO 8601 time of the last update. */
   updated_at: string
 }
 
@@ -91,10 +94,13 @@ export type ConversationSeed = Omit<ConversationRecord, 'message_count'> & { mes
 
 /** A message (spec: "Message"). */
 export interface MessageRecord {
+  /** Unique message id. */
   id: string
+  /** Message text. */
   content: string
   /** `user` (from the customer user) or `assistant` (from the AI agent). */
   role: 'user' | 'assistant'
+  /** Id of the conversation the message belongs to. */
   conversation_id: string
   /** ISO 8601 creation time; messages are listed oldest first. */
   created_at: string
@@ -102,7 +108,9 @@ export interface MessageRecord {
 
 /** An API key pair of one company (spec: Authentication). */
 export interface ApiKeySeed {
+  /** API key identifier. */
   keyId: string
+  /** API key secret. */
   keySecret: string
 }
 
@@ -114,8 +122,11 @@ export interface CompanySeed {
   name?: string
   /** Key pairs that authenticate as this company. `keyId`s are unique across companies. */
   keys: ApiKeySeed[]
+  /** The company's agents. */
   agents?: AgentRecord[]
+  /** The company's customer users. */
   customerUsers?: CustomerUserSeed[]
+  /** The company's conversations (each `customer_user_id` must be one of its users). */
   conversations?: ConversationSeed[]
   /**
    * Messages; each must belong to a conversation of the same company (seeded in
@@ -130,6 +141,7 @@ export interface CompanySeed {
  * Produced by {@link generateDataset} or written by hand.
  */
 export interface FakeSeed {
+  /** The companies, each with its API keys and records. */
   companies: CompanySeed[]
 }
 
@@ -161,34 +173,46 @@ export interface FakeChatServiceOptions {
 
 /**
  * A fault to inject instead of (or on top of) the normal response; see
- * `FakeChatService.failNext`.
- *
- * - `status` / `body`: a synthetic response replaces normal handling (the
- *   request is not processed, state does not change). `body` as an object is
- *   sent as JSON (`application/json; charset=utf-8`); a string is sent as
- *   `text/plain; charset=utf-8` and a Buffer as `application/octet-stream`
- *   (override with `headers['content-type']`). `status` (200-599) defaults to 500
- *   when only `body` is given; a `status` of 400 or more without `body` gets the fake's
- *   error body `{ "error": { "status", "message" } }`, a lower one an empty body.
- * - `headers`: added to the response (synthetic or normal), overriding.
- * - `delayMs`: ms to wait before sending the headers ("slow headers").
- * - `bodyDelayMs`: send the headers and the first half of the body, wait this
- *   many ms, then send the rest ("slow body"). `content-length` is the full length.
- * - `dropConnection`: `'before-headers'` resets the socket before any response
- *   byte (the request is recorded but not processed); `'mid-body'` sends the
- *   headers (full `content-length`) and the first half of the body, then
- *   destroys the socket (the request IS processed, e.g. an update is applied).
- * - With neither `status` nor `body`, delays and drops apply to the normal response.
- * - `match`: only requests with this method (case-insensitive) and pathname
- *   (as received, not decoded; string = equality, RegExp = test) consume the fault.
+ * `FakeChatService.failNext`. With neither `status` nor `body`, delays and
+ * drops apply to the normal response. Examples: `{ status: 503 }`,
+ * `{ status: 429, headers: { 'retry-after': '1' } }`, `{ delayMs: 200 }`,
+ * `{ dropConnection: 'mid-body' }`.
  */
 export interface FaultSpec {
+  /**
+   * Status of a synthetic response that replaces normal handling (the request
+   * is not processed, state does not change); 200-599, default 500 when only
+   * `body` is given. A status of 400 or more without `body` gets the fake's
+   * error body `{ "error": { "status", "message" } }`, a lower one an empty body.
+   */
   status?: number
+  /** Headers added to the response (synthetic or normal), overriding its own. */
   headers?: Record<string, string>
+  /**
+   * Body of a synthetic response: an object is sent as JSON
+   * (`application/json; charset=utf-8`), a string as `text/plain; charset=utf-8`,
+   * a Buffer as `application/octet-stream` (override with `headers['content-type']`).
+   */
   body?: string | Buffer | object
+  /** Wait before sending the headers, in ms ("slow headers"). */
   delayMs?: number
+  /**
+   * Send the headers and the first half of the body, wait this many ms, then
+   * send the rest ("slow body"); `content-length` is the full length.
+   */
   bodyDelayMs?: number
+  /**
+   * `'before-headers'` resets the socket before any response byte (the request
+   * is recorded but not processed); `'mid-body'` sends the headers (full
+   * `content-length`) and the first half of the body, then destroys the socket
+   * (the request IS processed, e.g. an update is applied).
+   */
   dropConnection?: 'before-headers' | 'mid-body'
+  /**
+   * Only requests with this method (case-insensitive) and pathname (as
+   * received, not decoded; a string must be equal, a RegExp must match)
+   * consume the fault. Default: any request.
+   */
   match?: { method?: string; path?: string | RegExp }
 }
 
@@ -221,7 +245,9 @@ export interface RecordedRequest {
 export interface TokenClaims {
   /** Internal customer user id. */
   sub: string
+  /** The `userId` the token was issued for. */
   external_id: string
+  /** Company of the key pair that issued it. */
   company_id: string
   /** Bound agent id, or `null` when `agentId` was omitted. */
   agent_id: string | null
