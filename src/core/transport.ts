@@ -134,7 +134,6 @@ export class Transport {
     const timeout = options.timeout ?? this.#config.timeout
     const maxRetries = options.maxRetries ?? this.#config.maxRetries
     const isSuccess = spec.isSuccess ?? isSuccess2xx
-    const waitSignal = signal === undefined ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal])
 
     for (let attempt = 1; ; attempt++) {
       const started = performance.now()
@@ -187,6 +186,7 @@ export class Transport {
         retryDelayMs: delay,
       })
       try {
+        const waitSignal = signal === undefined ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal])
         await sleepTimer(delay, undefined, { signal: waitSignal })
       } catch {
         if (signal?.aborted) throw userAbort(method, path)
@@ -236,7 +236,8 @@ export class Transport {
       if (success && Number.isFinite(declared) && declared > limit) throw this.#tooLarge(status, responseHeaders, method, path, limit)
       // An error response keeps at most 64 KiB of its body: enough to explain, never a memory risk.
       const cap = success ? limit : Math.min(limit, ERROR_BODY_BYTES)
-      const { bytes, truncated } = await readBody(response.body, cap)
+      // A success body over the cap is an error: its bytes are not kept.
+      const { bytes, truncated } = await readBody(response.body, cap, !success)
       if (truncated && success) throw this.#tooLarge(status, responseHeaders, method, path, limit)
       return { status, headers: responseHeaders, bytes, truncated }
     } catch (error) {
@@ -305,21 +306,25 @@ export class Transport {
 }
 
 /**
- * Reads a response body into one Buffer, at most `cap` bytes. Past the cap it keeps the first `cap`
- * bytes, drops the rest of the stream and reports `truncated`. Rejects with the stream's error
- * (a reset, an abort, a timeout). Event listeners rather than `for await`: cheaper per call.
+ * Reads a response body into one Buffer, at most `cap` bytes. Past the cap it drops the rest of the
+ * stream and reports `truncated`, with the first `cap` bytes when `keepPrefix` (an error body worth
+ * showing) or none. Rejects with the stream's error (a reset, an abort, a timeout). Event
+ * listeners rather than `for await`: cheaper per call.
  */
-function readBody(body: Dispatcher.ResponseData['body'], cap: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+function readBody(body: Dispatcher.ResponseData['body'], cap: number, keepPrefix: boolean): Promise<{ bytes: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
     body.on('data', (chunk: Buffer) => {
       if (size + chunk.length > cap) {
-        chunks.push(chunk.subarray(0, cap - size))
-        size = cap
         body.removeAllListeners('data')
         discard(body)
-        resolve({ bytes: Buffer.concat(chunks, size), truncated: true })
+        if (!keepPrefix) {
+          resolve({ bytes: Buffer.alloc(0), truncated: true })
+          return
+        }
+        chunks.push(chunk.subarray(0, cap - size))
+        resolve({ bytes: Buffer.concat(chunks, cap), truncated: true })
         return
       }
       size += chunk.length
