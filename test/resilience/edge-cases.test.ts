@@ -19,7 +19,7 @@ import {
   RETRYABLE_STATUSES,
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
-import { serverRequestedDelay } from '../../src/core/retry.ts'
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoffDelay, serverRequestedDelay } from '../../src/core/retry.ts'
 
 const seed = generateDataset({ seed: 3, agents: 2, customerUsers: 5, conversations: 2, messages: 10 })
 const key = seed.companies[0]!.keys[0]!
@@ -187,6 +187,14 @@ describe('responses', () => {
     [{ 'retry-after': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 0],
   ])('Retry-After %j → %s ms', (headers, expected) => {
     expect(serverRequestedDelay(headers, Date.parse('2000-01-01T00:00:00Z'))).toBe(expected)
+  })
+
+  it('backoff is full jitter: uniform in [0, min(cap, base × 2^retry))', () => {
+    const top = (retry: number): number => backoffDelay(retry, () => 0.999999)
+    expect([0, 1, 2, 3, 4, 5, 10].map(top)).toEqual([499, 999, 1999, 3999, 7999, 7999, 7999])
+    expect(backoffDelay(3, () => 0)).toBe(0)
+    expect(backoffDelay(2, () => 0.5)).toBe(BACKOFF_BASE_MS * 2) // half of 2,000 ms
+    expect(BACKOFF_CAP_MS).toBe(8_000)
   })
 
   it('an error response over the cap is still an APIError (retried, body cut off at 64 KiB)', async () => {

@@ -89,7 +89,7 @@ describe('retryable statuses', () => {
     })
   }
 
-  it('uses exponential backoff with jitter when the server gives no Retry-After', async () => {
+  it('without Retry-After, retries after its own (short) backoff', async () => {
     fake.failNext(1, { status: 503 })
     const started = performance.now()
     await client().agents.list()
