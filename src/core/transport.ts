@@ -96,9 +96,12 @@ export class Transport {
     this.redactor = config.redactor
     this.logger = config.logger
     this.#ownsDispatcher = config.dispatcher === undefined
-    // undici's connect timeout (10 s by default) would cut a longer `timeout` short.
+    // undici's connect timeout (10 s by default) would cut a longer `timeout` short. HTTP/1.1 only:
+    // undici 8 negotiates h2 over TLS by default, and its h2 sessions can emit an unhandled 'error'
+    // after aborted streams (the process dies); h2 was no faster here than keep-alive HTTP/1.1.
     this.#dispatcher =
-      config.dispatcher ?? new Agent({ connections: config.connections, pipelining: 1, connect: { timeout: config.timeout } })
+      config.dispatcher ??
+      new Agent({ connections: config.connections, pipelining: 1, allowH2: false, connect: { timeout: config.timeout } })
     const custom = lowerCaseKeys(config.headers)
     this.#baseHeaders = { 'user-agent': USER_AGENT, ...custom, 'content-type': 'application/json', accept: 'application/json' }
   }
