@@ -1,14 +1,5 @@
+/** Reading network errors: their codes, their text, and clean copies to keep as causes. */
 import type { Redactor } from './redact.ts'
-
-/**
- * Network failures that fail the same way every time, by error code: an invalid argument, an
- * unsupported header, a closed or destroyed dispatcher, a MockAgent with no matching interceptor,
- * Node's own argument errors. They are thrown at once. Every other failure before a full response
- * (refused, reset, closed early, DNS, a network error without a code) may succeed on another
- * attempt, so it is retried.
- */
-const FINAL_CODES =
-  /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|UND_ERR_DESTROYED|UND_ERR_CLOSED|UND_ERR_INVALID_RETURN_VALUE|UND_MOCK_ERR_.*|ERR_INVALID_.*)$/
 
 /** undici's own timeout codes: they make an APITimeoutError. */
 export const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
@@ -19,11 +10,6 @@ export function errorCode(error: unknown, depth = 0): string {
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string') return code
   return errorCode((error as { cause?: unknown }).cause, depth + 1)
-}
-
-/** Whether a network failure may succeed on another attempt (see {@link FINAL_CODES}). */
-export function isRetryableNetworkError(error: unknown): boolean {
-  return !FINAL_CODES.test(errorCode(error))
 }
 
 /** `message (CODE)` of an error, for the SDK's own messages. */

@@ -1,7 +1,14 @@
+/**
+ * The options of the client and of each call: one interface each (the names and docs users see),
+ * and next to it the schema that checks it, held to the interface key by key by the compiler
+ * (`satisfies SchemaOf<...>`): a field added to one and not the other does not compile.
+ */
 import type { Dispatcher } from 'undici'
 import * as z from 'zod'
 import type { LogLevel, Logger } from './logger.ts'
 import { LOG_LEVELS } from './logger.ts'
+import type { SchemaOf } from '../schemas/common.ts'
+import type { ResponseValidation } from './response.ts'
 
 /** Default per-attempt timeout: 60,000 ms. */
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -9,7 +16,7 @@ export const DEFAULT_TIMEOUT_MS = 60_000
 export const DEFAULT_MAX_RETRIES = 2
 /** Default cap on sockets the client's own pool opens to the service: 64. */
 export const DEFAULT_CONNECTIONS = 64
-/** Default cap on a response body: 32 MiB (33,554,432 bytes). */
+/** Default cap on a response body after decoding: 32 MiB (33,554,432 bytes). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 /**
@@ -28,64 +35,100 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'te',
   'trailer',
   'proxy-connection',
+  'accept-encoding',
 ])
 
-/** Options of `new ChatServiceClient(options)`. */
+/**
+ * Options of `new ChatServiceClient(options)`. `baseUrl`, `keyId` and `keySecret` fall back to the
+ * environment variables `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and
+ * `CHAT_SERVICE_KEY_SECRET`; a value given here wins.
+ */
 export interface ClientOptions {
   /**
    * Where the service lives: an origin (`https://chat.example.com`) or one ending in `/rest/v1`,
-   * with or without a trailing slash. Requests always go to exactly one `/rest/v1` prefix.
-   * `http:` is refused unless the host is loopback or `allowInsecureHttp` is true.
+   * with or without a trailing slash, as a string or a `URL`. Requests always go to exactly one
+   * `/rest/v1` prefix. `http:` is refused unless the host is loopback or `allowInsecureHttp` is
+   * true. Default: the `CHAT_SERVICE_BASE_URL` environment variable.
    */
-  baseUrl: string
-  /** API key identifier (spec, Authentication 1). Sent only in the JSON body. */
-  keyId: string
-  /** API key secret (spec, Authentication 1). Sent only in the JSON body; never logged or shown. */
-  keySecret: string
+  baseUrl?: string | URL | undefined
+  /** API key identifier (spec, Authentication 1), sent only in the JSON body. Default: `CHAT_SERVICE_KEY_ID`. */
+  keyId?: string | undefined
+  /**
+   * API key secret (spec, Authentication 1), sent only in the JSON body; never logged or shown.
+   * Default: `CHAT_SERVICE_KEY_SECRET`.
+   */
+  keySecret?: string | undefined
   /**
    * Deadline of each attempt in ms (default 60,000; 1 to 2,147,483,647), counted from the moment
    * the attempt starts (including any wait for a free pooled connection) to the last body byte.
-   * Also the connect timeout of the client's own pool.
    */
-  timeout?: number
+  timeout?: number | undefined
   /** Retries after the first attempt for retryable failures (default 2; 0 disables; at most 100). */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /**
-   * An undici `Dispatcher` to send requests through (a proxy `ProxyAgent`, a `MockAgent`, a custom
-   * `Pool`). The caller owns it: `client.close()` does not close it. Default: a keep-alive
-   * `Agent` owned by the client.
+   * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
+   * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.
+   * Default: a keep-alive HTTP/1.1 `Agent` owned by the client. An HTTP/2 dispatcher
+   * (`allowH2: true`) is yours to vouch for: see the README, "HTTP/2".
    */
-  dispatcher?: Dispatcher
+  dispatcher?: Dispatcher | undefined
   /**
    * Extra headers for every request. Values are Latin-1 text without control characters. Refused:
    * `content-type`, `content-length`, `host`, `transfer-encoding`, `connection`, `keep-alive`,
-   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`. `user-agent` may be replaced.
+   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`, `accept-encoding` (see
+   * `compression`). `user-agent` may be replaced.
    */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */
-  logger?: Logger
+  logger?: Logger | undefined
   /** Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable). */
-  logLevel?: LogLevel
+  logLevel?: LogLevel | undefined
   /** Most sockets the client's own pool opens to the service (default 64; 1 to 65,536). Ignored with `dispatcher`. */
-  connections?: number
-  /** Largest response body accepted, in bytes (default 32 MiB); a larger one is cut off with `ResponseValidationError`. */
-  maxResponseBytes?: number
+  connections?: number | undefined
+  /**
+   * Largest response body accepted, in bytes after decoding (default 32 MiB); a larger one is cut
+   * off with `ResponseValidationError`. An error response keeps its first 64 KiB.
+   */
+  maxResponseBytes?: number | undefined
+  /**
+   * What a response that does not match its schema does (default `'strict'`):
+   * `'strict'` throws `ResponseValidationError`; `'warn'` returns it as the service sent it and
+   * logs each distinct issue once at `warn` (redacted). A list's `pagination` block is always
+   * checked strictly: paging cannot go on without it.
+   */
+  responseValidation?: ResponseValidation | undefined
+  /**
+   * Ask for compressed responses (`accept-encoding: gzip, br`, plus `zstd` where Node supports it)
+   * and decode them (default true). `false` asks for none.
+   */
+  compression?: boolean | undefined
   /** Allow an `http:` baseUrl on a non-loopback host (default false): the key secret would cross the network in clear text. */
-  allowInsecureHttp?: boolean
+  allowInsecureHttp?: boolean | undefined
   /** Allow construction where `window` or `document` exists (default false): the key secret belongs on servers only (spec, Authentication 4). */
-  dangerouslyAllowBrowser?: boolean
+  dangerouslyAllowBrowser?: boolean | undefined
 }
+
+/**
+ * What `client.withOptions(overrides)` may change: every default of how calls are made. The
+ * service, the key pair and the connection pool stay the parent's.
+ */
+export type ClientOverrides = Pick<
+  ClientOptions,
+  'timeout' | 'maxRetries' | 'headers' | 'logger' | 'logLevel' | 'maxResponseBytes' | 'responseValidation' | 'compression'
+>
 
 /** Options every method takes as its last argument. They override the client's for one call. */
 export interface RequestOptions {
   /** Aborts the call, during a request or a retry wait; the call rejects with `APIUserAbortError`. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /** Deadline of each attempt of this call in ms (1 to 2,147,483,647); see {@link ClientOptions.timeout}. */
-  timeout?: number
+  timeout?: number | undefined
   /** Retries for this call (0 disables, e.g. for token issuance if you prefer; at most 100). */
-  maxRetries?: number
+  maxRetries?: number | undefined
   /** Extra headers for this call, merged over the client's; same rules as {@link ClientOptions.headers}. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
+  /** {@link ClientOptions.responseValidation} for this call. */
+  responseValidation?: ResponseValidation | undefined
 }
 
 /** Options of list methods: {@link RequestOptions} plus page prefetch. */
@@ -93,16 +136,22 @@ export interface ListRequestOptions extends RequestOptions {
   /**
    * While iterating, how many later pages to keep in flight once the first page has told
    * `total_pages` (default 0: one page at a time; at most 32). Items still come out in page order.
+   * Each prefetched page needs a socket: keep it below `connections` (or your dispatcher's), or
+   * pages wait for a free socket inside their attempt's `timeout`.
    */
-  prefetch?: number
+  prefetch?: number | undefined
 }
+
+/** A zod schema for each property of `T`, accepting exactly what `T` accepts there. */
 
 const headersSchema = z
   .record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'Expected a valid header name'), z.string())
   .superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
-      if (RESERVED_HEADERS.has(name.toLowerCase()))
-        ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself` })
+      if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        const why = name.toLowerCase() === 'accept-encoding' ? ' (use the compression option)' : ''
+        ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself${why}` })
+      }
       if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(headers[name] ?? '')) {
         ctx.addIssue({
           code: 'custom',
@@ -112,46 +161,71 @@ const headersSchema = z
       }
     }
   })
+  .optional()
 
-const timeoutSchema = z.number().int().min(1).max(2_147_483_647)
-const maxRetriesSchema = z.number().int().min(0).max(100)
+const timeoutSchema = z.number().int().min(1).max(2_147_483_647).optional()
+const maxRetriesSchema = z.number().int().min(0).max(100).optional()
+const responseValidationSchema = z.enum(['strict', 'warn']).optional()
 
-const loggerSchema = z.custom<Logger>(
-  (value) =>
-    value !== null &&
-    typeof value === 'object' &&
-    ['debug', 'info', 'warn', 'error'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
-  { message: 'Expected an object with debug, info, warn and error methods' },
-)
+const loggerSchema = z
+  .custom<Logger>(
+    (value) =>
+      value !== null &&
+      typeof value === 'object' &&
+      ['debug', 'info', 'warn', 'error'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+    { message: 'Expected an object with debug, info, warn and error methods' },
+  )
+  .optional()
 
-const dispatcherSchema = z.custom<Dispatcher>(
-  (value) => value !== null && typeof value === 'object' && typeof (value as { dispatch?: unknown }).dispatch === 'function',
-  { message: 'Expected an undici Dispatcher (Agent, Pool, ProxyAgent, MockAgent, ...)' },
-)
+const dispatcherSchema = z
+  .custom<Dispatcher>(
+    (value) => value !== null && typeof value === 'object' && typeof (value as { dispatch?: unknown }).dispatch === 'function',
+    { message: 'Expected an undici (7 or later) Dispatcher: Agent, Pool, ProxyAgent, MockAgent, ...' },
+  )
+  .optional()
 
-/** Schema of {@link ClientOptions}. */
-export const clientOptionsSchema = z.strictObject({
-  baseUrl: z.string({ error: 'Expected baseUrl, the service URL, as a string' }).min(1, 'baseUrl is empty'),
-  keyId: z.string({ error: 'Expected keyId as a string' }).min(1, 'keyId is empty'),
-  keySecret: z.string({ error: 'Expected keySecret as a string' }).min(1, 'keySecret is empty'),
-  timeout: timeoutSchema.optional(),
-  maxRetries: maxRetriesSchema.optional(),
-  dispatcher: dispatcherSchema.optional(),
-  headers: headersSchema.optional(),
-  logger: loggerSchema.optional(),
+const clientOptionsShape = {
+  baseUrl: z
+    .union([z.string().min(1, 'baseUrl is empty'), z.instanceof(URL)], { error: 'Expected baseUrl, the service URL, as a string or a URL' })
+    .optional(),
+  keyId: z.string({ error: 'Expected keyId as a string' }).min(1, 'keyId is empty').optional(),
+  keySecret: z.string({ error: 'Expected keySecret as a string' }).min(1, 'keySecret is empty').optional(),
+  timeout: timeoutSchema,
+  maxRetries: maxRetriesSchema,
+  dispatcher: dispatcherSchema,
+  headers: headersSchema,
+  logger: loggerSchema,
   logLevel: z.enum(LOG_LEVELS as [LogLevel, ...LogLevel[]]).optional(),
   connections: z.number().int().min(1).max(65_536).optional(),
   maxResponseBytes: z.number().int().min(1).optional(),
+  responseValidation: responseValidationSchema,
+  compression: z.boolean().optional(),
   allowInsecureHttp: z.boolean().optional(),
   dangerouslyAllowBrowser: z.boolean().optional(),
-})
+} satisfies SchemaOf<ClientOptions>
+
+/** Schema of {@link ClientOptions}. */
+export const clientOptionsSchema = z.strictObject(clientOptionsShape)
+
+/** Schema of {@link ClientOverrides}. */
+export const clientOverridesSchema = z.strictObject({
+  timeout: timeoutSchema,
+  maxRetries: maxRetriesSchema,
+  headers: headersSchema,
+  logger: loggerSchema,
+  logLevel: clientOptionsShape.logLevel,
+  maxResponseBytes: clientOptionsShape.maxResponseBytes,
+  responseValidation: responseValidationSchema,
+  compression: clientOptionsShape.compression,
+} satisfies SchemaOf<ClientOverrides>)
 
 const requestOptionsShape = {
   signal: z.instanceof(AbortSignal, { message: 'Expected an AbortSignal' }).optional(),
-  timeout: timeoutSchema.optional(),
-  maxRetries: maxRetriesSchema.optional(),
-  headers: headersSchema.optional(),
-}
+  timeout: timeoutSchema,
+  maxRetries: maxRetriesSchema,
+  headers: headersSchema,
+  responseValidation: responseValidationSchema,
+} satisfies SchemaOf<RequestOptions>
 
 /** Schema of {@link RequestOptions}. */
 export const requestOptionsSchema = z.strictObject(requestOptionsShape)
@@ -160,4 +234,4 @@ export const requestOptionsSchema = z.strictObject(requestOptionsShape)
 export const listRequestOptionsSchema = z.strictObject({
   ...requestOptionsShape,
   prefetch: z.number().int().min(0).max(32).optional(),
-})
+} satisfies SchemaOf<ListRequestOptions>)

@@ -1,29 +1,40 @@
 /** Text put in place of a secret wherever the SDK renders text. */
 export const REDACTED = '[REDACTED]'
 
+/**
+ * Secrets shorter than this many characters are scrubbed only where they stand as a whole word
+ * (not inside a longer run of letters and digits): scrubbing a 2-character secret everywhere would
+ * turn `/rest/v1/agents` into `/re[REDACTED]t/v1/agent[REDACTED]`. A real key secret is far longer;
+ * the client warns at construction about one this short.
+ */
+export const MIN_SUBSTRING_SECRET_LENGTH = 8
+
 /** How many issued tokens a client remembers for redaction (oldest forgotten first). */
 const MAX_TOKENS = 1024
 
 /**
  * Holds the secrets one client must never show (its key secret and the chat tokens it issued)
- * and scrubs them out of text. The secrets live in private fields, so `util.inspect` and
- * `JSON.stringify` of a `Redactor` (or of anything holding one) reveal nothing.
+ * and scrubs them out of text, in every form a request can carry them: as given, percent-encoded
+ * (a secret passed where an id goes lands in the path encoded) and form-encoded. The secrets live
+ * in private fields, so `util.inspect` and `JSON.stringify` of a `Redactor` (or of anything holding
+ * one) reveal nothing. Every message, path, header, body and cause the SDK shows goes through one.
  * @internal
  */
 export class Redactor {
-  readonly #secrets: string[] = []
-  readonly #tokens = new Set<string>()
+  /** Each secret's forms, longest first, so a form that contains another is scrubbed whole. */
+  readonly #patterns: Pattern[] = []
+  readonly #tokens = new Map<string, Pattern[]>()
 
   constructor(keySecret: string) {
-    this.#secrets.push(keySecret)
+    this.#patterns.push(...patternsFor(keySecret))
   }
 
   /** Remembers an issued token so that later messages and logs scrub it too. */
   addToken(token: string): void {
     if (token.length === 0 || this.#tokens.has(token)) return
-    this.#tokens.add(token)
+    this.#tokens.set(token, patternsFor(token))
     if (this.#tokens.size > MAX_TOKENS) {
-      const oldest = this.#tokens.values().next().value
+      const oldest = this.#tokens.keys().next().value
       if (oldest !== undefined) this.#tokens.delete(oldest)
     }
   }
@@ -31,8 +42,8 @@ export class Redactor {
   /** Returns `text` with every known secret replaced by {@link REDACTED}. */
   redact(text: string): string {
     let out = text
-    for (const secret of this.#secrets) out = replaceAll(out, secret)
-    for (const token of this.#tokens) out = replaceAll(out, token)
+    for (const pattern of this.#patterns) out = pattern(out)
+    for (const patterns of this.#tokens.values()) for (const pattern of patterns) out = pattern(out)
     return out
   }
 
@@ -49,8 +60,26 @@ export class Redactor {
   }
 }
 
-function replaceAll(text: string, secret: string): string {
-  return secret.length > 0 && text.includes(secret) ? text.split(secret).join(REDACTED) : text
+/** Replaces one form of one secret in a text. */
+type Pattern = (text: string) => string
+
+/** The forms a secret can take in what the SDK shows: as given, percent-encoded, form-encoded. */
+function patternsFor(secret: string): Pattern[] {
+  const forms = new Set([secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)])
+  return [...forms]
+    .filter((form) => form.length > 0)
+    .sort((a, b) => b.length - a.length)
+    .map((form) => (secret.length >= MIN_SUBSTRING_SECRET_LENGTH ? substring(form) : wholeWord(form)))
+}
+
+function substring(secret: string): Pattern {
+  return (text) => (text.includes(secret) ? text.split(secret).join(REDACTED) : text)
+}
+
+function wholeWord(secret: string): Pattern {
+  const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const word = new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'gu')
+  return (text) => (text.includes(secret) ? text.replace(word, REDACTED) : text)
 }
 
 function scrub(value: unknown, redact: (s: string) => string, seen: WeakSet<object>): unknown {

@@ -1,11 +1,12 @@
+/**
+ * The retry policy, whole: which failures are retried, how long to wait, and when to give up.
+ * The transport asks {@link decideRetry} after every failed attempt and does what it says.
+ */
+import { errorCode } from './network-errors.ts'
+
 /** Statuses retried automatically: 408, 429, 500, 502, 503, 504 (frozen). */
 export const RETRYABLE_STATUSES: readonly number[] = Object.freeze([408, 429, 500, 502, 503, 504])
 const RETRYABLE = new Set(RETRYABLE_STATUSES)
-
-/** Whether a response status is retried automatically (one of {@link RETRYABLE_STATUSES}). */
-export function isRetryableStatus(status: number): boolean {
-  return RETRYABLE.has(status)
-}
 
 /** First backoff step (ms) of the exponential backoff. */
 export const BACKOFF_BASE_MS = 500
@@ -13,6 +14,63 @@ export const BACKOFF_BASE_MS = 500
 export const BACKOFF_CAP_MS = 8_000
 /** Longest server-requested wait (`Retry-After`, `retry-after-ms`) the SDK honours, in ms; longer → thrown at once. */
 export const MAX_RETRY_AFTER_MS = 60_000
+
+/**
+ * Network failures that fail the same way every time, by error code, so they are thrown at once:
+ * an invalid argument, an unsupported header, a closed or destroyed dispatcher, a MockAgent with
+ * no matching interceptor, Node's own argument errors, a TLS handshake that fails (`ERR_SSL_*`,
+ * e.g. TLS spoken to a plain-HTTP port), and every TLS certificate problem (an
+ * untrusted, self-signed, expired or misnamed certificate is the same on every attempt). Every
+ * other failure before a full response (refused, reset, closed early, DNS, a network error
+ * without a code) may succeed on another attempt.
+ */
+const FINAL_CODES =
+  /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|UND_ERR_DESTROYED|UND_ERR_CLOSED|UND_ERR_INVALID_RETURN_VALUE|UND_MOCK_ERR_.*|ERR_INVALID_.*|ERR_SSL_.*)$/
+
+/** OpenSSL's certificate verification codes and Node's host-name check (`ERR_TLS_CERT_ALTNAME_INVALID`). */
+const CERTIFICATE_CODES = /^(UNABLE_TO_.*|.*CERT.*)$/
+
+/** Whether a network error is a TLS certificate problem (by its code or its causes' codes). */
+export function isCertificateError(error: unknown): boolean {
+  return CERTIFICATE_CODES.test(errorCode(error))
+}
+
+/** How an attempt ended, as far as the retry policy is concerned. */
+export type AttemptFailure =
+  | { readonly kind: 'status'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'network'; readonly error: unknown }
+
+/** What to do after a failed attempt. */
+export type RetryDecision =
+  { readonly retry: true; readonly delayMs: number } | { readonly retry: false; readonly reason: 'final' | 'exhausted' | 'wait-too-long' }
+
+/**
+ * Decides whether attempt number `attempt` (1-based) is followed by another, and after how many ms.
+ * Retried: the statuses in {@link RETRYABLE_STATUSES} and network failures that may not repeat.
+ * The wait is the server's (`retry-after-ms`, `Retry-After`) when it sent one, else
+ * {@link backoffDelay}; a server wait over {@link MAX_RETRY_AFTER_MS} gives up at once.
+ */
+export function decideRetry(
+  failure: AttemptFailure,
+  attempt: number,
+  maxRetries: number,
+  random: () => number = Math.random,
+): RetryDecision {
+  const retryable =
+    failure.kind === 'status'
+      ? RETRYABLE.has(failure.status)
+      : !FINAL_CODES.test(errorCode(failure.error)) && !isCertificateError(failure.error)
+  if (!retryable) return { retry: false, reason: 'final' }
+  if (attempt > maxRetries) return { retry: false, reason: 'exhausted' }
+  const requested = failure.kind === 'status' ? serverRequestedDelay(failure.headers) : undefined
+  if (requested !== undefined && requested > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
+  return { retry: true, delayMs: requested ?? backoffDelay(attempt - 1, random) }
+}
+
+/** Whether a response status is retried automatically (one of {@link RETRYABLE_STATUSES}). */
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE.has(status)
+}
 
 /**
  * Full-jitter exponential backoff: a uniform random wait in `[0, min(cap, base × 2^retry))` ms,

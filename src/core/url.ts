@@ -17,12 +17,15 @@ export interface ResolvedBaseUrl {
 
 /**
  * Reads a base URL given as an origin, or ending in `/rest/v1`, with or without a trailing slash,
- * and returns the parts that put exactly one `/rest/v1` in front of every path. Returns issues
- * instead when the URL is unusable: not http(s), carries credentials, a query or a fragment, ends
- * in the doubled `/rest/v1/v1` prefix of the service's sample code, or has `/rest/v1` followed by
- * more path (`https://h/rest/v1/agents`).
+ * as a string or a `URL`, and returns the parts that put exactly one `/rest/v1` in front of every
+ * path. Scheme and host are case-insensitive (RFC 9110, 4.2.3; WHATWG URL lower-cases them); the
+ * `/rest/v1` prefix is matched case-insensitively too, because the service has no other prefix
+ * that differs only by case, and written in lower case. Returns issues instead when the URL is
+ * unusable: not http(s), carries credentials, a query or a fragment, ends in the doubled
+ * `/rest/v1/v1` prefix of the service's sample code, names another API version (`/rest/v2`: this
+ * SDK speaks v1 only), or has `/rest/v1` followed by more path (`https://h/rest/v1/agents`).
  */
-export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue[] {
+export function resolveBaseUrl(input: string | URL): ResolvedBaseUrl | ValidationIssue[] {
   let url: URL
   try {
     url = new URL(input)
@@ -43,13 +46,24 @@ export function resolveBaseUrl(input: string): ResolvedBaseUrl | ValidationIssue
   if (url.search !== '' || url.hash !== '') {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not have a query string or fragment' })
   }
-  // Repeated slashes collapse (`https://h//rest/v1` is `https://h/rest/v1`).
-  let path = url.pathname.replace(/\/{2,}/g, '/').replace(/\/+$/, '')
+  // Repeated slashes collapse (`https://h//rest/v1` is `https://h/rest/v1`); `/REST/V1` is `/rest/v1`.
+  let path = url.pathname
+    .replace(/\/{2,}/g, '/')
+    .replace(/\/+$/, '')
+    .replace(/\/rest\/v1(?=\/|$)/gi, API_PREFIX)
   const decoded = safeDecode(path)
   if (decoded === undefined) {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL path is not valid percent-encoding' })
-  } else if (decoded !== path && decoded.includes(API_PREFIX)) {
+  } else if (decoded !== path && /\/rest\/v\d/i.test(decoded)) {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'Write /rest/v1 in the URL without percent-encoding' })
+  }
+  const otherVersion = /\/rest\/(v(?!1(?:\/|$))\d+)(?:\/|$)/i.exec(path)
+  if (otherVersion !== null) {
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: `The URL names API version ${otherVersion[1] ?? ''}; this SDK speaks version v1 of the service (/rest/v1): give the origin, or a URL that ends in /rest/v1`,
+    })
   }
   if (path.endsWith(`${API_PREFIX}/v1`)) {
     issues.push({
@@ -96,10 +110,11 @@ export function encodePathSegment(segment: string): string {
 }
 
 /** Builds `?page=1&limit=20` from the defined entries, in the given order; `''` when none. */
-export function queryString(query: Readonly<Record<string, string | number | undefined>> | undefined): string {
-  if (query === undefined) return ''
-  const params = new URLSearchParams()
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.append(key, String(value))
-  const text = params.toString()
-  return text === '' ? '' : `?${text}`
+export function queryString(query: Readonly<Record<string, string | number | undefined>>): string {
+  let text = ''
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue
+    text += `${text === '' ? '?' : '&'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`
+  }
+  return text
 }

@@ -15,15 +15,59 @@ export interface ValidationIssue {
   readonly code: string
 }
 
+/**
+ * Where an error keeps the names of its classes, so that `instanceof` works across copies of the
+ * SDK: an app that both `import`s and `require`s it loads the ESM and the CommonJS build, and each
+ * has its own classes. A registered symbol is the same in both (undici brands its errors alike).
+ */
+const BRANDS = Symbol.for('chat-service-sdk.error.brands')
+
 /** Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. */
 export class ChatServiceError extends Error {
   /** Always `'ChatServiceError'`. */
   override readonly name: string = 'ChatServiceError'
 
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options)
+    Object.defineProperty(this, BRANDS, { value: brandsOf(new.target) })
+  }
+
+  /**
+   * `error instanceof NotFoundError` is true for a NotFoundError of this copy of the SDK and of any
+   * other copy (ESM and CommonJS builds, two installed versions): it compares class names, kept
+   * in a registered symbol. A class you derive yourself keeps plain prototype semantics.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
+    if (value === null || typeof value !== 'object') return false
+    const brands = (value as { [BRANDS]?: unknown })[BRANDS]
+    return Array.isArray(brands) && brands.includes(brandOf(this))
+  }
+
   /** Plain-object view for loggers and `JSON.stringify`: name, message and the error's own fields. */
   toJSON(): Record<string, unknown> {
     return { ...(this as unknown as Record<string, unknown>), name: this.name, message: this.message }
   }
+}
+
+/**
+ * The brand of each SDK error class: its public name, written out because a bundler may rename
+ * the class itself (`APIError2`). Filled in at the end of this file.
+ */
+const BRAND_BY_CLASS = new Map<unknown, string>()
+
+function brandOf(errorClass: unknown): string | undefined {
+  return BRAND_BY_CLASS.get(errorClass)
+}
+
+/** The brands of `errorClass` and every SDK class above it, most specific first. */
+function brandsOf(errorClass: unknown): readonly string[] {
+  const brands: string[] = []
+  for (let current = errorClass; typeof current === 'function' && current !== Error; current = Object.getPrototypeOf(current)) {
+    const brand = brandOf(current)
+    if (brand !== undefined) brands.push(brand)
+  }
+  return Object.freeze(brands)
 }
 
 /** What the SDK knows about the request and response behind an {@link APIError}. */
@@ -36,8 +80,10 @@ export interface APIErrorInit {
   readonly body: unknown
   /** HTTP method of the request, e.g. `GET`. */
   readonly method: string
-  /** Request path with query string, e.g. `/rest/v1/agents?page=1&limit=20`. */
+  /** Request path with query string, e.g. `/rest/v1/agents?page=1&limit=20`; secrets scrubbed. */
   readonly path: string
+  /** The `x-request-id` response header, when the service sent one. */
+  readonly requestId?: string | undefined
 }
 
 /**
@@ -61,6 +107,8 @@ export class APIError extends ChatServiceError {
   readonly method: string
   /** Request path with query string. */
   readonly path: string
+  /** The `x-request-id` response header (quote it in support tickets); `undefined` when absent. */
+  readonly requestId: string | undefined
 
   constructor(init: APIErrorInit, message?: string) {
     super(message ?? describeStatus(init))
@@ -69,6 +117,7 @@ export class APIError extends ChatServiceError {
     this.body = init.body
     this.method = init.method
     this.path = init.path
+    this.requestId = init.requestId
   }
 }
 
@@ -177,15 +226,20 @@ export class ResponseValidationError extends ChatServiceError {
   readonly method: string
   /** Request path with query string. */
   readonly path: string
+  /** The `x-request-id` response header; `undefined` when absent. */
+  readonly requestId: string | undefined
 
   constructor(init: APIErrorInit & { issues: readonly ValidationIssue[] }) {
-    super(`Unexpected response to ${init.method} ${init.path} (HTTP ${init.status}): ${formatIssues(init.issues)}`)
+    super(
+      `Unexpected response to ${init.method} ${init.path} (HTTP ${init.status}${requestIdNote(init.requestId)}): ${formatIssues(init.issues)}`,
+    )
     this.issues = init.issues
     this.status = init.status
     this.headers = init.headers
     this.body = init.body
     this.method = init.method
     this.path = init.path
+    this.requestId = init.requestId
   }
 }
 
@@ -203,8 +257,13 @@ export function formatIssues(issues: readonly ValidationIssue[]): string {
 
 const MAX_DETAIL_CHARS = 300
 
+function requestIdNote(requestId: string | undefined): string {
+  return requestId === undefined ? '' : `, request id ${requestId}`
+}
+
 function describeStatus(init: APIErrorInit): string {
-  const head = `${init.status} ${reasonPhrase(init.status)}: ${init.method} ${init.path}`
+  const id = init.requestId === undefined ? '' : ` (request id ${init.requestId})`
+  const head = `${init.status} ${reasonPhrase(init.status)}: ${init.method} ${init.path}${id}`
   const location = init.headers['location']
   if (init.status >= 300 && init.status < 400) {
     return `${head}: redirect not followed${location === undefined ? '' : ` (location: ${location})`}; credentials travel in the body, so the SDK never re-sends them elsewhere`
@@ -256,4 +315,24 @@ const REASONS: Record<number, string> = {
   502: 'Bad Gateway',
   503: 'Service Unavailable',
   504: 'Gateway Timeout',
+}
+
+for (const [errorClass, brand] of [
+  [ChatServiceError, 'ChatServiceError'],
+  [APIError, 'APIError'],
+  [BadRequestError, 'BadRequestError'],
+  [AuthenticationError, 'AuthenticationError'],
+  [PermissionDeniedError, 'PermissionDeniedError'],
+  [NotFoundError, 'NotFoundError'],
+  [ConflictError, 'ConflictError'],
+  [UnprocessableEntityError, 'UnprocessableEntityError'],
+  [RateLimitError, 'RateLimitError'],
+  [InternalServerError, 'InternalServerError'],
+  [APIConnectionError, 'APIConnectionError'],
+  [APITimeoutError, 'APITimeoutError'],
+  [APIUserAbortError, 'APIUserAbortError'],
+  [RequestValidationError, 'RequestValidationError'],
+  [ResponseValidationError, 'ResponseValidationError'],
+] as const) {
+  BRAND_BY_CLASS.set(errorClass, brand)
 }

@@ -1,3 +1,4 @@
+import type { WithResponse } from '../core/response.ts'
 import type { Page } from './page.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 
@@ -24,6 +25,17 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
     first.catch(() => undefined)
     this.#first = first
     this.#source = source
+  }
+
+  /** @internal A PagePromise that rejects with `error` (bad arguments): nothing is sent. */
+  static reject<T, P extends Page<T>>(error: unknown): PagePromise<T, P> {
+    const first = Promise.reject(error instanceof Error ? error : new Error(String(error)))
+    return new PagePromise<T, P>(first, { prefetch: 0, fetch: () => first })
+  }
+
+  /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */
+  withResponse(): Promise<WithResponse<P>> {
+    return this.#first.then((page) => ({ data: page, response: page.response }))
   }
 
   /** Resolves with the first {@link Page}; rejects with the request's error. */

@@ -1,24 +1,28 @@
-import { ChatServiceError } from '../errors/index.ts'
-import type { Pagination } from '../schemas/index.ts'
+import type { APIResponse } from '../core/response.ts'
+import { ChatServiceError } from '../errors/errors.ts'
+import type { Pagination } from '../schemas/common.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 
 /**
- * One page of a list operation (spec, Endpoints 2, 4–6): its `data` and the service's
- * `pagination` block. Iterating a page with `for await` yields its items and then those of every
- * later page, following the spec's paging rule (read page p+1 only while `p < total_pages` of the
- * latest response).
+ * One page of a list operation (spec, Endpoints 2, 4–6): its `data`, the service's `pagination`
+ * block, and the `response` it came from. Iterating a page with `for await` yields its items and
+ * then those of every later page, following the spec's paging rule (read page p+1 only while
+ * `p < total_pages` of the latest response).
  */
 export class Page<T> implements AsyncIterable<T> {
   /** The items of this page, in the service's order. */
   readonly data: T[]
   /** `{ page, limit, total, total_pages }` as the service sent it. */
   readonly pagination: Pagination
+  /** Status, headers and request id of the response this page came from. */
+  readonly response: APIResponse
   readonly #source: PageSource<Page<T>>
 
   /** @internal Pages are made by list methods. */
-  constructor(data: T[], pagination: Pagination, source: PageSource<Page<T>>) {
-    this.data = data
-    this.pagination = pagination
+  constructor(body: { readonly data: T[]; readonly pagination: Pagination }, response: APIResponse, source: PageSource<Page<T>>) {
+    this.data = body.data
+    this.pagination = body.pagination
+    this.response = response
     this.#source = source
   }
 

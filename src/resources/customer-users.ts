@@ -1,26 +1,42 @@
-import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
-import type { Transport } from '../core/transport.ts'
-import { encodePathSegment } from '../core/url.ts'
-import { ArgumentCheck, parseResponse } from '../core/validate.ts'
-import { list, pageSchema, plainPage } from '../pagination/list.ts'
+import type { APIPromise } from '../core/api-promise.ts'
+import { defineOperation } from '../core/operation.ts'
+import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
+import type { RequestPipeline } from '../core/pipeline.ts'
+import { defineList, list } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { idSchema } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
   customerUserSchema,
   customerUserUpdateParamsSchema,
   updatedCustomerUserSchema,
+  type CustomerUser,
+  type CustomerUserListParams,
+  type CustomerUserUpdateParams,
+  type UpdatedCustomerUser,
 } from '../schemas/customer-user.ts'
-import type { CustomerUser, CustomerUserListParams, CustomerUserUpdateParams, UpdatedCustomerUser } from '../schemas/index.ts'
 
-const customerUserPage = pageSchema(customerUserSchema)
+const listCustomerUsers = defineList({
+  name: 'customerUsers.list',
+  path: '/customer-users',
+  params: customerUserListParamsSchema,
+  item: customerUserSchema,
+})
+
+const updateCustomerUser = defineOperation({
+  name: 'customerUsers.update',
+  method: 'PUT',
+  path: '/customer-users/{id}',
+  params: customerUserUpdateParamsSchema,
+  response: updatedCustomerUserSchema,
+})
+
 /** The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`. */
 export class CustomerUsers {
-  readonly #transport: Transport
+  readonly #pipeline: RequestPipeline
 
   /** @internal */
-  constructor(transport: Transport) {
-    this.#transport = transport
+  constructor(pipeline: RequestPipeline) {
+    this.#pipeline = pipeline
   }
 
   /**
@@ -28,7 +44,7 @@ export class CustomerUsers {
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
@@ -36,12 +52,7 @@ export class CustomerUsers {
    * once the client is closed.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser> {
-    const args = new ArgumentCheck('customerUsers.list')
-    const valid = args.check(customerUserListParamsSchema, params)
-    return list(this.#transport, args, options, () => {
-      const { page, limit, ...filters } = valid
-      return { path: '/customer-users', page, limit, body: filters, schema: customerUserPage, makePage: plainPage }
-    })
+    return list(this.#pipeline, listCustomerUsers, {}, params, options)
   }
 
   /**
@@ -50,25 +61,14 @@ export class CustomerUsers {
    * full object to keep existing keys.
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
    * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`.
-   * @returns The updated user: id, external_id, name, email, metadata, active, updated_at.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
-   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
-   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500),
+   * RateLimitError (429) once retries run out; APIConnectionError, APITimeoutError;
+   * APIUserAbortError; ResponseValidationError; ChatServiceError once the client is closed.
    */
-  async update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): Promise<UpdatedCustomerUser> {
-    const args = new ArgumentCheck('customerUsers.update')
-    const validId = args.check(idSchema, id, ['id'])
-    const body = args.check(customerUserUpdateParamsSchema, params)
-    const validOptions = args.check(requestOptionsSchema, options ?? {}, ['options']) as RequestOptions
-    args.done()
-    const response = await this.#transport.request({
-      method: 'PUT',
-      path: `/customer-users/${encodePathSegment(validId)}`,
-      body,
-      options: validOptions,
-    })
-    return parseResponse(updatedCustomerUserSchema, response, this.#transport.redactor)
+  update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): APIPromise<UpdatedCustomerUser> {
+    return this.#pipeline.call(updateCustomerUser, { id }, params, options)
   }
 }

@@ -1,35 +1,53 @@
 import type { ListRequestOptions } from '../core/options.ts'
-import type { Transport } from '../core/transport.ts'
-import { encodePathSegment } from '../core/url.ts'
-import { ArgumentCheck } from '../core/validate.ts'
+import type { RequestPipeline } from '../core/pipeline.ts'
+import type { APIResponse } from '../core/response.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { list, pageSchema } from '../pagination/list.ts'
+import { defineList, list } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import type { Message, MessageConversation, MessageListParams, Pagination } from '../schemas/index.ts'
-import { idSchema } from '../schemas/common.ts'
-import { messageConversationSchema, messageListParamsSchema, messageSchema } from '../schemas/message.ts'
+import type { Pagination } from '../schemas/common.ts'
+import {
+  messageConversationSchema,
+  messageListParamsSchema,
+  messageSchema,
+  type Message,
+  type MessageConversation,
+  type MessageListParams,
+} from '../schemas/message.ts'
 
-const messagePage = pageSchema(messageSchema, { conversation: messageConversationSchema })
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
   /** The conversation these messages belong to. */
   readonly conversation: MessageConversation
 
   /** @internal */
-  constructor(data: Message[], pagination: Pagination, conversation: MessageConversation, source: PageSource<Page<Message>>) {
-    super(data, pagination, source)
-    this.conversation = conversation
+  constructor(
+    body: { data: Message[]; pagination: Pagination; conversation: MessageConversation },
+    response: APIResponse,
+    source: PageSource<Page<Message>>,
+  ) {
+    super(body, response, source)
+    this.conversation = body.conversation
   }
 }
 
-/** Messages of one conversation (spec, Endpoint 6). Reach it as `client.conversations.messages`. */
+/** @internal `GET /rest/v1/conversations/:id/messages` (spec, Endpoint 6). */
+export const listMessages = defineList({
+  name: 'conversations.messages.list',
+  path: '/conversations/{conversationId}/messages',
+  params: messageListParamsSchema,
+  item: messageSchema,
+  extra: { conversation: messageConversationSchema },
+  Page: MessagePage,
+})
+
+/** Messages of conversations (spec, Endpoint 6). Reach it as `client.conversations.messages`. */
 export class ConversationMessages {
-  readonly #transport: Transport
+  readonly #pipeline: RequestPipeline
 
   /** @internal */
-  constructor(transport: Transport) {
-    this.#transport = transport
+  constructor(pipeline: RequestPipeline) {
+    this.#pipeline = pipeline
   }
 
   /**
@@ -38,7 +56,7 @@ export class ConversationMessages {
    * percent-encoded as one path segment.
    * @param conversationId - The conversation's `id` (non-empty).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `prefetch`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
@@ -47,15 +65,6 @@ export class ConversationMessages {
    * once the client is closed.
    */
   list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
-    const args = new ArgumentCheck('conversations.messages.list')
-    const id = args.check(idSchema, conversationId, ['conversationId'])
-    const valid = args.check(messageListParamsSchema, params)
-    return list(this.#transport, args, options, () => ({
-      path: `/conversations/${encodePathSegment(id)}/messages`,
-      page: valid.page,
-      limit: valid.limit,
-      schema: messagePage,
-      makePage: (data: Message[], pagination, extra, source) => new MessagePage(data, pagination, extra.conversation, source),
-    }))
+    return list(this.#pipeline, listMessages, { conversationId }, params, options)
   }
 }

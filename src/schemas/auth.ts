@@ -1,55 +1,100 @@
 import * as z from 'zod'
-import { idSchema } from './common.ts'
+import { idSchema, type SchemaOf } from './common.ts'
+
+/** Token lifetime text: a positive whole number of hours (`'12h'`) or days (`'7d'`). Zero and negatives are refused at run time. */
+export type ExpiresIn = `${bigint}h` | `${bigint}d`
+
+/** Parameters of `auth.issueToken` (spec, Endpoint 1). */
+export type IssueTokenParams = {
+  /** The calling system's id of the end user; comes back as `user.externalId`. */
+  userId: string
+  /** The agent to bind the token to; may be omitted. */
+  agentId?: string | undefined
+  /** Lifetime: a positive whole number followed by `h` or `d`, e.g. `'1h'`, `'7d'` (default 24 h). */
+  expiresIn?: ExpiresIn | undefined
+}
+
+/** The `user` block of a token-issuance result (spec, Resources: token-issuance result objects). */
+export type TokenUser = {
+  /** Internal customer user id: store it for later token invalidation. */
+  id: string
+  /** The `userId` you supplied. */
+  externalId: string
+  /** The company of the key pair. */
+  companyId: string
+  /** The bound agent; may be null or absent when no `agentId` was given (the spec does not say). */
+  agentId?: string | null | undefined
+}
+
+/** The `agent` block of a token-issuance result. */
+export type TokenAgent = {
+  /** Agent id. */
+  id: string
+  /** Display name. */
+  name: string
+  /** Whether the agent is active. */
+  active: boolean
+}
+
+/**
+ * Result of `auth.issueToken` (spec, Endpoint 1): the signed `token`, the `user` (store `user.id`
+ * for later invalidation) and the bound `agent`, which may be null or absent when no `agentId`
+ * was given (the spec does not show that case).
+ */
+export type IssueTokenResponse = {
+  /** The signed chat token. A secret: the client scrubs it from its errors and logs. */
+  token: string
+  /** The end user the token is for. */
+  user: TokenUser
+  /** The bound agent. */
+  agent?: TokenAgent | null | undefined
+}
+
+/** Result of `auth.issueToken` with an `agentId`: `agent` and `user.agentId` are present. */
+export type BoundIssueTokenResponse = IssueTokenResponse & {
+  /** The end user the token is for, with the bound agent's id. */
+  user: TokenUser & { agentId: string }
+  /** The bound agent. */
+  agent: TokenAgent
+}
 
 /**
  * Token lifetime units this SDK sends: `h` (hours) and `d` (days), the ones the spec documents
  * (Endpoint 1). Nothing else is accepted, because a unit the service does not parse would fail
  * only at run time.
+ * @internal
  */
 export const EXPIRES_IN_PATTERN = /^[1-9][0-9]{0,5}[hd]$/
 
-/** Parameters of `auth.issueToken` (spec, Endpoint 1). */
+/** @internal */
 export const issueTokenParamsSchema = z.strictObject({
-  /** The calling system's id of the end user; comes back as `user.externalId`. */
   userId: idSchema,
-  /** The agent to bind the token to; may be omitted. */
   agentId: idSchema.optional(),
-  /** Lifetime: a positive whole number followed by `h` or `d`, e.g. `'1h'`, `'7d'` (default 24 h). */
   expiresIn: z
     .string()
     .regex(EXPIRES_IN_PATTERN, 'Expected a positive whole number followed by h (hours) or d (days), such as "1h" or "7d"')
-    .optional(),
-})
+    .optional() as z.ZodType<ExpiresIn | undefined, ExpiresIn | undefined>,
+} satisfies SchemaOf<IssueTokenParams>)
 
-/** The `user` block of a token-issuance result; `agentId` may be null or absent when no agent was bound. */
-export const tokenUserSchema = z.object({
+const tokenUserShape = {
   id: z.string(),
   externalId: z.string(),
   companyId: z.string(),
   agentId: z.string().nullable().optional(),
-})
+} satisfies SchemaOf<TokenUser>
 
-/** The `agent` block of a token-issuance result. */
-export const tokenAgentSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  active: z.boolean(),
-})
+const tokenAgentSchema = z.object({ id: z.string(), name: z.string(), active: z.boolean() } satisfies SchemaOf<TokenAgent>)
 
-/**
- * Result of token issuance (spec, Endpoint 1): the signed `token`, the `user` (store `user.id` for
- * later invalidation) and the bound `agent`, which may be null or absent when no `agentId` was
- * given (the spec does not show that case).
- */
+/** @internal */
 export const issueTokenResponseSchema = z.object({
   token: z.string().min(1),
-  user: tokenUserSchema,
+  user: z.object(tokenUserShape),
   agent: tokenAgentSchema.nullable().optional(),
-})
+} satisfies SchemaOf<IssueTokenResponse>)
 
-/** Result of token issuance when an `agentId` was given: `agent` and `user.agentId` must be present. */
+/** @internal */
 export const boundIssueTokenResponseSchema = z.object({
   token: z.string().min(1),
-  user: tokenUserSchema.extend({ agentId: z.string() }),
+  user: z.object({ ...tokenUserShape, agentId: z.string() }),
   agent: tokenAgentSchema,
-})
+} satisfies SchemaOf<BoundIssueTokenResponse>)

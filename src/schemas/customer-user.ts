@@ -1,66 +1,155 @@
 import * as z from 'zod'
-import { pageParamsShape } from './common.ts'
+import { pageParamsShape, type SchemaOf } from './common.ts'
 import { jsonObjectSchema } from './json.ts'
 
+/** `metadata` as the service sends it: any JSON object (nesting allowed), or `null`. */
+export type CustomerUserMetadata = Record<string, unknown> | null
+
 /**
- * `metadata` as the service sends it: any JSON object (or null). Checked as "an object, not an
- * array" only: walking every key with `z.record` made it the dearest part of a page's validation.
+ * A customer user: an end user of the company (spec, Resources: Customer user; Endpoint 2).
+ * `name`, `email`, `metadata` and `last_seen_at` may be `null`: the spec does not show what a user
+ * created by token issuance (which knows only the external id) holds in them. `Metadata` is the
+ * type of `metadata`, narrowed by `client.customerUsers.withMetadata(schema)`.
  */
-const metadataSchema = z
+export type CustomerUser<Metadata = CustomerUserMetadata> = {
+  /** Internal customer user id: the `id` of `customerUsers.update`. */
+  id: string
+  /** The calling system's own user id (the `userId` of token issuance). */
+  external_id: string
+  /** Display name. */
+  name: string | null
+  /** E-mail address. */
+  email: string | null
+  /** Free-form JSON object for custom data. */
+  metadata: Metadata
+  /** Whether the user is active. */
+  active: boolean
+  /** ISO 8601 creation time. */
+  created_at: string
+  /** ISO 8601 time of the last activity. */
+  last_seen_at: string | null
+}
+
+/**
+ * A customer user as returned by an update (spec, Endpoint 3): without `created_at` and
+ * `last_seen_at`, with `updated_at`.
+ */
+export type UpdatedCustomerUser<Metadata = CustomerUserMetadata> = {
+  /** Internal customer user id. */
+  id: string
+  /** The calling system's own user id. */
+  external_id: string
+  /** Display name. */
+  name: string | null
+  /** E-mail address. */
+  email: string | null
+  /** Free-form JSON object for custom data. */
+  metadata: Metadata
+  /** Whether the user is active. */
+  active: boolean
+  /** ISO 8601 time of this update. */
+  updated_at: string
+}
+
+/**
+ * Parameters of `customerUsers.list` (spec, Endpoint 2): `page` and `limit` go in the query
+ * string; the filters go in the JSON body. Filtering by `external_id` is the recommended lookup.
+ */
+export type CustomerUserListParams = {
+  /** 1-based page to start at (default 1). */
+  page?: number | undefined
+  /** Items per page, 1–100 (default 20). */
+  limit?: number | undefined
+  /** Filter by display name (exact or partial matching is the service's choice: not shown). */
+  name?: string | undefined
+  /** Filter by e-mail address. */
+  email?: string | undefined
+  /** Filter by the calling system's own user id: the recommended lookup. */
+  external_id?: string | undefined
+}
+
+/** The fields `customerUsers.update` can change (spec, Endpoint 3). */
+export interface CustomerUserUpdateFields<Metadata = Record<string, unknown>> {
+  /** New display name (non-empty). */
+  name?: string | undefined
+  /** New e-mail address (non-empty). */
+  email?: string | undefined
+  /**
+   * New metadata: a plain JSON object (nesting allowed). Whether the service merges or replaces
+   * it is not shown: send the full object to keep existing keys.
+   */
+  metadata?: Metadata | undefined
+}
+
+/** Fields of `customerUsers.update`: at least one of `name`, `email`, `metadata`. */
+export type CustomerUserUpdateParams<Metadata = Record<string, unknown>> =
+  | (CustomerUserUpdateFields<Metadata> & { name: string })
+  | (CustomerUserUpdateFields<Metadata> & { email: string })
+  | (CustomerUserUpdateFields<Metadata> & { metadata: Metadata })
+
+/**
+ * `metadata` as read: an object, not an array, or null. Checked as such only: walking every key
+ * with `z.record` made it the dearest part of a page's validation.
+ * @internal
+ */
+export const metadataSchema = z
   .custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), {
     message: 'Expected a JSON object',
   })
   .nullable()
 
-/**
- * A customer user: an end user of the company (spec, Resources: Customer user; Endpoint 2).
- * `name`, `email`, `metadata` and `last_seen_at` also accept `null`: the spec does not show what a
- * user created by token issuance (which knows only the external id) holds in them.
- */
-export const customerUserSchema = z.object({
-  id: z.string(),
-  external_id: z.string(),
-  name: z.string().nullable(),
-  email: z.string().nullable(),
-  metadata: metadataSchema,
-  active: z.boolean(),
-  created_at: z.string(),
-  last_seen_at: z.string().nullable(),
-})
+/** The customer-user schema with `metadata` checked by `metadata`. @internal */
+export function customerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<CustomerUser<M>> {
+  return z.object({
+    id: z.string(),
+    external_id: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    metadata,
+    active: z.boolean(),
+    created_at: z.string(),
+    last_seen_at: z.string().nullable(),
+  } satisfies SchemaOf<CustomerUser<M>>)
+}
 
-/**
- * What the service returns from an update (spec, Endpoint 3): the user without `created_at` and
- * `last_seen_at`, with `updated_at`.
- */
-export const updatedCustomerUserSchema = customerUserSchema
-  .omit({ created_at: true, last_seen_at: true })
-  .extend({ updated_at: z.string() })
+/** The updated-customer-user schema with `metadata` checked by `metadata`. @internal */
+export function updatedCustomerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<UpdatedCustomerUser<M>> {
+  return z.object({
+    id: z.string(),
+    external_id: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    metadata,
+    active: z.boolean(),
+    updated_at: z.string(),
+  } satisfies SchemaOf<UpdatedCustomerUser<M>>)
+}
 
-/**
- * Parameters of `customerUsers.list` (spec, Endpoint 2): `page` and `limit` go in the query
- * string; the filters `name`, `email` and `external_id` go in the JSON body. Filtering by
- * `external_id` is the recommended lookup.
- */
+/** @internal */
+export const customerUserSchema = customerUserSchemaWith(metadataSchema)
+/** @internal */
+export const updatedCustomerUserSchema = updatedCustomerUserSchemaWith(metadataSchema)
+
+/** @internal */
 export const customerUserListParamsSchema = z.strictObject({
   ...pageParamsShape,
-  /** Filter by display name (the service decides exact or partial matching: not shown). */
   name: z.string().min(1).optional(),
-  /** Filter by e-mail address. */
   email: z.string().min(1).optional(),
-  /** Filter by the calling system's own user id. */
   external_id: z.string().min(1).optional(),
-})
+} satisfies SchemaOf<CustomerUserListParams>)
 
-/**
- * Body of `customerUsers.update` (spec, Endpoint 3). Only supplied fields are sent; at least one
- * is required. Whether `metadata` is merged or replaced is not shown: send the full object.
- */
-export const customerUserUpdateParamsSchema = z
-  .strictObject({
-    name: z.string().min(1, 'Expected a non-empty name').optional(),
-    email: z.string().min(1, 'Expected a non-empty email').optional(),
-    metadata: jsonObjectSchema.optional(),
-  })
-  .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
-    message: 'Give at least one of name, email or metadata to update',
-  })
+/** The update body with `metadata` checked by `metadata` (a plain JSON object at least). @internal */
+export function customerUserUpdateParamsSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<CustomerUserUpdateFields<M>> {
+  return z
+    .strictObject({
+      name: z.string().min(1, 'Expected a non-empty name').optional(),
+      email: z.string().min(1, 'Expected a non-empty email').optional(),
+      metadata: metadata.optional(),
+    } satisfies SchemaOf<CustomerUserUpdateFields<M>>)
+    .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
+      message: 'Give at least one of name, email or metadata to update',
+    })
+}
+
+/** @internal */
+export const customerUserUpdateParamsSchema = customerUserUpdateParamsSchemaWith(jsonObjectSchema)

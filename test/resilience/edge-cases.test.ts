@@ -3,7 +3,6 @@
 // close() ends retry waits, ids must be well-formed Unicode, Retry-After parsing, error bodies over
 // the cap, base URL forms, clean error causes, nested token redaction, frozen retry statuses, and
 // the bound agent of a token.
-import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { inspect } from 'node:util'
 import { MockAgent, type Dispatcher } from 'undici'
@@ -57,8 +56,11 @@ describe('non-network failures are final', () => {
     let dispatched = 0
     const counting = new Proxy(mock, {
       get(target, prop, receiver) {
-        if (prop === 'request') dispatched++
-        return Reflect.get(target, prop, receiver) as unknown
+        if (prop !== 'dispatch') return Reflect.get(target, prop, receiver) as unknown
+        return (...args: Parameters<MockAgent['dispatch']>) => {
+          dispatched++
+          return target.dispatch(...args)
+        }
       },
     })
     const c = new ChatServiceClient({
@@ -124,14 +126,22 @@ describe('promises and lifecycle', () => {
     await Promise.all([first, second])
   })
 
-  it('a body that closes without its end (a custom dispatcher) is a connection error, not a hang', async () => {
+  it('a body that stops without its end or an error (a custom dispatcher) ends at the deadline, not a hang', async () => {
+    let aborted: Error | undefined
     const cutOff = {
-      dispatch: () => true,
-      request: () => {
-        const body = new Readable({ read() {} })
-        body.push('{"data":[')
-        setTimeout(() => body.destroy(), 10) // close, with neither 'end' nor 'error'
-        return Promise.resolve({ statusCode: 200, headers: { 'content-type': 'application/json' }, body })
+      dispatch: (_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) => {
+        const controller = {
+          abort: (reason: Error) => (aborted = reason),
+          pause() {},
+          resume() {},
+          aborted: false,
+          paused: false,
+          reason: null,
+        }
+        handler.onRequestStart?.(controller, {})
+        handler.onResponseStart?.(controller, 200, { 'content-type': 'application/json' }, 'OK')
+        handler.onResponseData?.(controller, Buffer.from('{"data":[')) // and then nothing, ever
+        return true
       },
       close: () => Promise.resolve(),
       destroy: () => Promise.resolve(),
@@ -142,9 +152,11 @@ describe('promises and lifecycle', () => {
       keySecret: 's',
       dispatcher: cutOff,
       maxRetries: 0,
+      timeout: 50,
       logLevel: 'off',
     })
-    await expect(c.agents.list()).rejects.toBeInstanceOf(APIConnectionError)
+    await expect(c.agents.list()).rejects.toBeInstanceOf(APITimeoutError)
+    expect(aborted).toBeInstanceOf(Error) // the abandoned exchange was cancelled at the dispatcher
   })
 
   it('a timeout has no Symbol as its cause', async () => {
@@ -237,11 +249,11 @@ describe('responses', () => {
   it('a network error cause is a clean copy: the secret is not in it, even where the stack was read first', async () => {
     const secret = 'k3y-s3cret-value'
     const failing = {
-      dispatch: () => true,
-      request: () => {
+      dispatch: (_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) => {
         const error = Object.assign(new Error(`socket failed while sending ${secret}`), { code: 'ECONNRESET' })
         if (error.stack?.includes(secret) !== true) throw new Error('expected the stack text to be fixed with the secret in it') // reading it fixes it
-        return Promise.reject(error)
+        handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, error)
+        return true
       },
       close: () => Promise.resolve(),
       destroy: () => Promise.resolve(),

@@ -1,0 +1,30 @@
+/**
+ * Checks a call's arguments before anything is sent. Every argument is checked, and one
+ * {@link RequestValidationError} lists every issue of every argument (an empty id and a bad page
+ * are reported together), each at its path (`['options', 'timeout']`, `['conversationId']`).
+ */
+import type * as z from 'zod'
+import { RequestValidationError, type ValidationIssue } from '../errors/errors.ts'
+import { toIssues } from './issues.ts'
+
+/** One argument to check: its schema, its value, and where its issues go (`[]`: the root). */
+export type ArgumentCheck = readonly [schema: z.ZodType, value: unknown, at?: readonly (string | number)[]]
+
+/** The outputs of the checked arguments, in order. */
+export type CheckedArguments<C extends readonly ArgumentCheck[]> = { [K in keyof C]: z.output<C[K][0]> }
+
+/**
+ * Returns each argument's parsed value, in order.
+ * @throws RequestValidationError naming `operation`, with every issue found.
+ */
+export function checkArguments<const C extends readonly ArgumentCheck[]>(operation: string, ...checks: C): CheckedArguments<C> {
+  const outputs: unknown[] = []
+  let issues: ValidationIssue[] | undefined
+  for (const [schema, value, at = []] of checks) {
+    const result = schema.safeParse(value)
+    if (result.success) outputs.push(result.data)
+    else (issues ??= []).push(...toIssues(result.error.issues).map((issue) => ({ ...issue, path: [...at, ...issue.path] })))
+  }
+  if (issues !== undefined) throw new RequestValidationError(operation, issues)
+  return outputs as CheckedArguments<C>
+}

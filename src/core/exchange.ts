@@ -1,0 +1,188 @@
+/**
+ * One HTTP exchange (one attempt) over undici's dispatch API: send, gather the body into one
+ * Buffer under a size cap, and give up at a deadline or when the caller's signal fires.
+ *
+ * Why not undici's `request()`: it wraps every response in a Readable stream and every attempt
+ * in an AbortSignal chain, which profiling showed to be a large part of the SDK's per-call cost.
+ * A dispatch handler gets the body chunks directly and aborts through the controller undici hands
+ * it, so an attempt costs one handler object and one timer.
+ */
+import type { Dispatcher } from 'undici'
+
+/** HTTP methods the service's operations use. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT'
+
+/** A response as it came off the wire (decoded from gzip/br/zstd when compression is on). */
+export interface RawResponse {
+  readonly status: number
+  /** Lower-case names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Buffer
+  /** An error body longer than its cap was cut there (success bodies over the cap are a failure instead). */
+  readonly truncated: boolean
+}
+
+/** What one attempt sends, and its limits. */
+export interface ExchangeRequest {
+  readonly origin: string
+  /** Path with prefix and query string, encoded. */
+  readonly path: string
+  readonly method: HttpMethod
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Buffer
+  /** Deadline of the attempt in ms, from now to the last body byte (a wait for a pooled socket included). */
+  readonly timeout: number
+  /** Cap on a 2xx body in bytes, after decoding; over it the attempt fails with `too-large`. */
+  readonly maxResponseBytes: number
+  readonly signal?: AbortSignal | undefined
+}
+
+/** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
+export type ExchangeOutcome =
+  | { readonly ok: true; readonly response: RawResponse }
+  | { readonly ok: false; readonly failure: 'timeout' | 'aborted' }
+  | { readonly ok: false; readonly failure: 'too-large'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
+  | { readonly ok: false; readonly failure: 'network'; readonly error: Error }
+
+/** Most bytes of an error response's body kept (64 KiB, or `maxResponseBytes` if smaller): enough to explain, never a memory risk. */
+export const ERROR_BODY_BYTES = 64 * 1024
+
+/** Sends one attempt through `dispatch` (a dispatcher's, interceptors included) and settles with its outcome; never rejects. */
+export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequest): Promise<ExchangeOutcome> {
+  return new Promise((resolve) => {
+    const handler = new ExchangeHandler(request, resolve)
+    dispatch(
+      {
+        origin: request.origin,
+        path: request.path,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
+        headersTimeout: request.timeout,
+        bodyTimeout: request.timeout,
+        // undici closes the connection after a GET with a body unless told otherwise, in case the
+        // server leaves the body unread. This service reads it (credentials live there) and the pool
+        // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
+        reset: false,
+      },
+      handler,
+    )
+  })
+}
+
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  readonly #request: ExchangeRequest
+  #resolve: ((outcome: ExchangeOutcome) => void) | undefined
+  #controller: Dispatcher.DispatchController | undefined
+  readonly #timer: NodeJS.Timeout
+  readonly #onAbort: (() => void) | undefined
+  #status = 0
+  #headers: Record<string, string> = {}
+  #cap = 0
+  #chunks: Buffer[] = []
+  #size = 0
+
+  constructor(request: ExchangeRequest, resolve: (outcome: ExchangeOutcome) => void) {
+    this.#request = request
+    this.#resolve = resolve
+    this.#timer = setTimeout(() => {
+      this.#stop({ ok: false, failure: 'timeout' })
+    }, request.timeout)
+    const signal = request.signal
+    if (signal !== undefined) {
+      this.#onAbort = () => {
+        this.#stop({ ok: false, failure: 'aborted' })
+      }
+      if (signal.aborted) this.#onAbort()
+      else signal.addEventListener('abort', this.#onAbort, { once: true })
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Settled before undici had a socket for it (deadline, abort): cancel it now.
+    if (this.#resolve === undefined) controller.abort(new Error('The attempt was abandoned'))
+    else this.#controller = controller
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    if (this.#resolve === undefined || status < 200) return // 1xx: informational, the real response follows
+    this.#status = status
+    this.#headers = flattenHeaders(headers)
+    const success = status < 300
+    this.#cap = success ? this.#request.maxResponseBytes : Math.min(this.#request.maxResponseBytes, ERROR_BODY_BYTES)
+    const declared = Number(this.#headers['content-length'])
+    if (success && declared > this.#cap) this.#tooLarge(controller)
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#resolve === undefined) return
+    if (this.#size + chunk.length <= this.#cap) {
+      this.#chunks.push(chunk)
+      this.#size += chunk.length
+      return
+    }
+    if (this.#status < 300) {
+      this.#tooLarge(controller)
+      return
+    }
+    // An error body over its cap: keep what explains it, drop the rest and the connection.
+    this.#chunks.push(chunk.subarray(0, this.#cap - this.#size))
+    this.#size = this.#cap
+    this.#finish(true)
+    controller.abort(new Error('Error body over its cap'))
+  }
+
+  onResponseEnd(): void {
+    if (this.#resolve !== undefined) this.#finish(false)
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.#settle({ ok: false, failure: 'network', error })
+  }
+
+  #finish(truncated: boolean): void {
+    const body = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#size)
+    this.#settle({ ok: true, response: { status: this.#status, headers: this.#headers, body, truncated } })
+  }
+
+  /** A success body over the cap: its bytes are not kept, and the rest is not read. */
+  #tooLarge(controller: Dispatcher.DispatchController): void {
+    this.#settle({ ok: false, failure: 'too-large', status: this.#status, headers: this.#headers })
+    controller.abort(new Error('Response body over maxResponseBytes'))
+  }
+
+  /** Settles with `outcome` and cancels the request, wherever it is (queued, sending, receiving). */
+  #stop(outcome: ExchangeOutcome): void {
+    if (this.#resolve === undefined) return
+    this.#settle(outcome)
+    this.#controller?.abort(new Error(`The attempt was abandoned (${outcome.ok ? 'done' : outcome.failure})`))
+  }
+
+  #settle(outcome: ExchangeOutcome): void {
+    const resolve = this.#resolve
+    if (resolve === undefined) return
+    this.#resolve = undefined
+    this.#chunks = []
+    clearTimeout(this.#timer)
+    if (this.#onAbort !== undefined) this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    resolve(outcome)
+  }
+}
+
+/** undici's parsed headers as one string per name; the same object when nothing repeats (the common case). */
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  let flat = true
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string') {
+      flat = false
+      break
+    }
+  }
+  if (flat) return headers as Record<string, string>
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return out
+}

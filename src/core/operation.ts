@@ -1,0 +1,65 @@
+/**
+ * An operation of the spec, described once as data: its method and path, the schema of its
+ * parameters (and which of them travel in the query string), and the schema of its response.
+ * Resources declare operations; the pipeline checks, sends and reads them.
+ */
+import * as z from 'zod'
+import { idSchema } from '../schemas/common.ts'
+import type { HttpMethod } from './exchange.ts'
+import { encodePathSegment } from './url.ts'
+
+/** What {@link defineOperation} takes. */
+export interface OperationSpec<Params extends z.ZodType, Result> {
+  /** The SDK method, e.g. `'customerUsers.update'`: named in errors, logs and traces. */
+  readonly name: string
+  readonly method: HttpMethod
+  /** Path below `/rest/v1`, with `{name}` for each path parameter, e.g. `/customer-users/{id}`. */
+  readonly path: string
+  /** Schema of the call's parameters object. */
+  readonly params: Params
+  /** Names of parameters sent in the query string (in this order); the others go in the JSON body. */
+  readonly query?: readonly string[]
+  /** Schema of a success body, or a function choosing it from the checked parameters. */
+  readonly response: z.ZodType<Result> | ((params: z.output<Params>) => z.ZodType<Result>)
+  /** Which statuses are success (default: any 2xx). Token issuance accepts only 200. */
+  readonly success?: (status: number) => boolean
+  /** Members of the success body that hold secrets (a chat `token`): every string in them, at any depth, is scrubbed from later errors and logs. */
+  readonly secretFields?: readonly string[]
+}
+
+/** An operation ready to run: its spec plus what is derived from it once. */
+export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknown> extends OperationSpec<Params, Result> {
+  /** Schema of the path parameters: each a non-empty, well-formed id. */
+  readonly pathParams: z.ZodType<Record<string, string>>
+  readonly query: readonly string[]
+}
+
+/** Describes an operation; call it once per operation, at module load (zod compiles schemas on first use). */
+export function defineOperation<Params extends z.ZodType, Result>(spec: OperationSpec<Params, Result>): Operation<Params, Result> {
+  const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
+  return {
+    ...spec,
+    pathParams: z.strictObject(Object.fromEntries(names.map((name) => [name, idSchema]))),
+    query: spec.query ?? [],
+  }
+}
+
+/** The path of a call: parameters percent-encoded as one segment each. */
+export function fillPath(template: string, pathParams: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodePathSegment(pathParams[name] ?? ''))
+}
+
+/** Splits checked parameters into query-string entries and JSON body members (`undefined` when none). */
+export function splitParams(
+  params: Readonly<Record<string, unknown>>,
+  query: readonly string[],
+): { query: Record<string, string | number>; members: Record<string, unknown> | undefined } {
+  const inQuery: Record<string, string | number> = {}
+  let members: Record<string, unknown> | undefined
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined) continue
+    if (query.includes(name)) inQuery[name] = value as string | number
+    else (members ??= {})[name] = value
+  }
+  return { query: inQuery, members }
+}

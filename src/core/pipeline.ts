@@ -1,0 +1,244 @@
+/**
+ * The path of every call, in order:
+ *
+ * 1. check every argument (`args.ts`): bad input throws RequestValidationError, nothing is sent;
+ * 2. build the request from the operation (`operation.ts`): path, query string, body members;
+ * 3. trace it (`tracing.ts`) around 4–6;
+ * 4. send it, with retries and deadlines (`transport.ts`);
+ * 5. decode the body; remember secrets it carries; a status that is not success throws its APIError;
+ * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
+ * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
+ *    raw response, the redactor or the logger.
+ */
+import type * as z from 'zod'
+import type { ValidationIssue } from '../errors/errors.ts'
+import type { Pagination } from '../schemas/common.ts'
+import { APIPromise } from './api-promise.ts'
+import { checkArguments } from './args.ts'
+import type { RawResponse } from './exchange.ts'
+import type { SdkLogger } from './logger.ts'
+import { listRequestOptionsSchema, requestOptionsSchema, type ListRequestOptions, type RequestOptions } from './options.ts'
+import { fillPath, splitParams, type Operation } from './operation.ts'
+import {
+  checkBody,
+  decodeBody,
+  responseMetadata,
+  responseValidationError,
+  statusError,
+  type ResponseValidation,
+  type WithResponse,
+} from './response.ts'
+import { traced } from './tracing.ts'
+import { requestHeaders, type OutgoingRequest, type SendSettings, type Transport } from './transport.ts'
+import { queryString } from './url.ts'
+
+/** How a client makes its calls; a derived client (`withOptions`) has its own. */
+export interface ClientSettings {
+  readonly timeout: number
+  readonly maxRetries: number
+  readonly maxResponseBytes: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly compression: boolean
+  readonly logger: SdkLogger
+  readonly responseValidation: ResponseValidation
+  /** Aborted when this client (or the client it derives from) is closed. */
+  readonly closing: AbortSignal
+}
+
+/** How one call is sent and read. */
+type CallSettings = SendSettings & { readonly responseValidation: ResponseValidation }
+
+/** The body of a list response, as every list operation's schema describes it. */
+export interface PageBody {
+  readonly data: unknown[]
+  readonly pagination: Pagination
+}
+
+/** A list call whose arguments passed their checks: fetches any page of it. */
+export interface PreparedList<Body extends PageBody> {
+  /** The page to start at (`page` param, default 1). */
+  readonly firstPage: number
+  /** Later pages to keep in flight while iterating. */
+  readonly prefetch: number
+  /** Fetches page `page` with the call's limit, filters and options; `signal` cancels it (besides the call's own). */
+  fetch(page: number, signal?: AbortSignal): Promise<WithResponse<Body>>
+}
+
+/** @internal Runs operations for one client; see the steps above. */
+export class RequestPipeline {
+  readonly #transport: Transport
+  readonly #settings: ClientSettings
+  /** The send settings of a call without options: made once. */
+  readonly #defaults: CallSettings
+
+  constructor(transport: Transport, settings: ClientSettings) {
+    this.#transport = transport
+    this.#settings = settings
+    this.#defaults = { ...settings, signal: undefined }
+  }
+
+  /**
+   * Runs a single-result operation.
+   * @returns An {@link APIPromise} of the checked body.
+   */
+  call<Params extends z.ZodType, Result>(
+    operation: Operation<Params, Result>,
+    pathParams: Readonly<Record<string, unknown>>,
+    params: unknown,
+    options: RequestOptions | undefined,
+  ): APIPromise<Result> {
+    return new APIPromise(this.#call(operation, pathParams, params, options))
+  }
+
+  async #call<Params extends z.ZodType, Result>(
+    operation: Operation<Params, Result>,
+    pathParams: Readonly<Record<string, unknown>>,
+    params: unknown,
+    options: RequestOptions | undefined,
+  ): Promise<WithResponse<Result>> {
+    const [ids, valid, callOptions] = checkArguments(
+      operation.name,
+      [operation.pathParams, pathParams],
+      [operation.params, params],
+      [requestOptionsSchema, options ?? {}, ['options']],
+    )
+    const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
+    const request: OutgoingRequest = {
+      operation: operation.name,
+      method: operation.method,
+      path: `${this.#transport.prefix}${fillPath(operation.path, ids)}${queryString(query)}`,
+      members,
+    }
+    const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
+    return this.#send(request, this.#sendSettings(callOptions), operation, (raw, body, validation) =>
+      checkBody(raw, body, request, schema, this.#readContext(validation)),
+    )
+  }
+
+  /**
+   * Checks the arguments of a list call and returns what fetches its pages.
+   * @throws RequestValidationError listing every issue (nothing is sent).
+   */
+  prepareList<Params extends z.ZodType, Body extends PageBody>(
+    operation: Operation<Params, Body>,
+    pathParams: Readonly<Record<string, unknown>>,
+    params: unknown,
+    options: ListRequestOptions | undefined,
+  ): PreparedList<Body> {
+    const [ids, valid, listOptions] = checkArguments(
+      operation.name,
+      [operation.pathParams, pathParams],
+      [operation.params, params],
+      [listRequestOptionsSchema, options ?? {}, ['options']],
+    )
+    const { prefetch = 0, ...callOptions } = listOptions
+    const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
+    const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
+    const settings = this.#sendSettings(callOptions)
+    const schema = operation.response as z.ZodType<Body>
+    return {
+      firstPage: (query['page'] as number | undefined) ?? 1,
+      prefetch,
+      fetch: (page, signal) => {
+        const request: OutgoingRequest = {
+          operation: operation.name,
+          method: operation.method,
+          path: `${path}${queryString({ ...query, page })}`,
+          members,
+        }
+        const pageSettings = signal === undefined ? settings : { ...settings, signal: anySignal(settings.signal, signal) }
+        return this.#send(request, pageSettings, operation, (raw, body, validation) => {
+          const checked = checkBody(raw, body, request, schema, this.#readContext(validation), breaksPaging)
+          if (checked.pagination.page !== page) {
+            const issue = {
+              path: ['pagination', 'page'],
+              code: 'custom',
+              message: `Asked for page ${page}, the service answered page ${checked.pagination.page}`,
+            }
+            throw responseValidationError(raw, request, [issue], this.#transport.redactor, body)
+          }
+          return checked
+        })
+      },
+    }
+  }
+
+  /** Steps 3–7 of a call. `read` checks a success body. */
+  async #send<T>(
+    request: OutgoingRequest,
+    settings: CallSettings,
+    operation: Pick<Operation, 'success' | 'secretFields'>,
+    read: (raw: RawResponse, body: unknown, validation: ResponseValidation) => T,
+  ): Promise<WithResponse<T>> {
+    const redactor = this.#transport.redactor
+    return traced(
+      () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
+      async (trace) => {
+        const raw = await this.#transport.send(request, settings, trace)
+        const body = decodeBody(raw)
+        if (operation.secretFields !== undefined)
+          rememberSecrets(body, operation.secretFields, (secret) => {
+            redactor.addToken(secret)
+          })
+        const success = operation.success?.(raw.status) ?? raw.status < 300
+        if (!success) throw statusError(raw, body, request, redactor)
+        return { data: read(raw, body, settings.responseValidation), response: responseMetadata(raw) }
+      },
+    )
+  }
+
+  /** This client's settings with a call's options over them. */
+  #sendSettings(options: RequestOptions): CallSettings {
+    const { signal, timeout, maxRetries, headers, responseValidation } = options
+    if (
+      signal === undefined &&
+      timeout === undefined &&
+      maxRetries === undefined &&
+      headers === undefined &&
+      responseValidation === undefined
+    ) {
+      return this.#defaults
+    }
+    return {
+      ...this.#defaults,
+      signal,
+      timeout: timeout ?? this.#settings.timeout,
+      maxRetries: maxRetries ?? this.#settings.maxRetries,
+      headers:
+        headers === undefined
+          ? this.#settings.headers
+          : requestHeaders({ ...this.#settings.headers, ...headers }, this.#settings.compression),
+      responseValidation: responseValidation ?? this.#settings.responseValidation,
+    }
+  }
+
+  #readContext(validation: ResponseValidation): { redactor: Transport['redactor']; logger: SdkLogger; validation: ResponseValidation } {
+    return { redactor: this.#transport.redactor, logger: this.#settings.logger, validation }
+  }
+}
+
+/** Issues that make a page unusable for paging, even under `responseValidation: 'warn'`. */
+function breaksPaging(issue: ValidationIssue): boolean {
+  const [first] = issue.path
+  return first === undefined || first === 'pagination' || (first === 'data' && issue.path.length === 1)
+}
+
+function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
+  return a === undefined ? b : AbortSignal.any([a, b])
+}
+
+/** Calls `remember` with every string inside the members named `fields`, at any depth (8 levels). */
+function rememberSecrets(body: unknown, fields: readonly string[], remember: (secret: string) => void, depth = 0): void {
+  if (body === null || typeof body !== 'object' || depth > 8) return
+  for (const [key, value] of Object.entries(body)) {
+    if (fields.includes(key)) rememberStrings(value, remember, 0)
+    else rememberSecrets(value, fields, remember, depth + 1)
+  }
+}
+
+function rememberStrings(value: unknown, remember: (secret: string) => void, depth: number): void {
+  if (typeof value === 'string') remember(value)
+  else if (value !== null && typeof value === 'object' && depth <= 8) {
+    for (const item of Object.values(value)) rememberStrings(item, remember, depth + 1)
+  }
+}

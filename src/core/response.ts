@@ -1,0 +1,146 @@
+/**
+ * What a response means: its body decoded, checked against the operation's schema (strictly, or
+ * with warnings), or turned into the error that explains it. Every error built from a response
+ * is built here, with every known secret scrubbed from its path, headers and body.
+ */
+import type * as z from 'zod'
+import {
+  type APIError,
+  type ResponseValidationError,
+  type ValidationIssue,
+  ResponseValidationError as ValidationErrorClass,
+} from '../errors/errors.ts'
+import { apiErrorFor } from '../errors/from-status.ts'
+import type { RawResponse } from './exchange.ts'
+import type { SdkLogger } from './logger.ts'
+import { toIssues } from './issues.ts'
+import type { Redactor } from './redact.ts'
+
+/**
+ * What the SDK tells you about the HTTP response behind a result: `.withResponse()` on any call,
+ * `page.response` on any page.
+ */
+export interface APIResponse {
+  /** HTTP status, e.g. `200`. */
+  readonly status: number
+  /** Response headers, lower-case names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The `x-request-id` response header when the service sends one, else `undefined`. Quote it in support tickets. */
+  readonly requestId: string | undefined
+}
+
+/** `{ data, response }`: what `.withResponse()` resolves with. */
+export interface WithResponse<T> {
+  /** The result, as the call itself resolves with it. */
+  readonly data: T
+  /** Status, headers and request id of the response it came from. */
+  readonly response: APIResponse
+}
+
+/** How strictly a response is checked against its schema; see `ClientOptions.responseValidation`. */
+export type ResponseValidation = 'strict' | 'warn'
+
+/** The request a response answers, as errors and logs show it. */
+export interface Exchanged {
+  readonly operation: string
+  readonly method: string
+  /** Path with query string, as sent (not yet scrubbed). */
+  readonly path: string
+}
+
+/** Everything reading a response needs besides the response. */
+export interface ReadContext {
+  readonly redactor: Redactor
+  readonly logger: SdkLogger
+  readonly validation: ResponseValidation
+}
+
+export function responseMetadata(raw: Pick<RawResponse, 'status' | 'headers'>): APIResponse {
+  return { status: raw.status, headers: raw.headers, requestId: raw.headers['x-request-id'] }
+}
+
+/** The body as JSON when it parses, else its text; `undefined` when empty. */
+export function decodeBody(raw: RawResponse): unknown {
+  if (raw.body.length === 0) return undefined
+  const text = raw.body.toString('utf8')
+  if (raw.truncated) return `${text}… [cut off after ${raw.body.length} bytes]`
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text
+  }
+}
+
+/**
+ * Checks a success response's decoded body against `schema` and returns the body itself (not
+ * zod's copy), so every field the service sent is kept, unknown ones included, and keys such as
+ * `__proto__` stay plain own properties.
+ * - `strict`: a body that does not match throws {@link ResponseValidationError}.
+ * - `warn`: the body is returned as sent and each distinct issue path is logged once at `warn`;
+ *   issues for which `isFatal` answers true still throw (a list's `pagination`, without which
+ *   paging cannot be trusted).
+ * A body that is not JSON always throws.
+ */
+export function checkBody<S extends z.ZodType>(
+  raw: RawResponse,
+  body: unknown,
+  request: Exchanged,
+  schema: S,
+  context: ReadContext,
+  isFatal: (issue: ValidationIssue) => boolean = () => true,
+): z.output<S> {
+  if (typeof body === 'string' || body === undefined) {
+    const message =
+      body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
+    throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
+  }
+  const result = schema.safeParse(body)
+  if (result.success) return body as z.output<S>
+  const issues = toIssues(result.error.issues)
+  if (context.validation === 'strict' || issues.some(isFatal)) {
+    throw responseValidationError(raw, request, issues, context.redactor, body)
+  }
+  for (const issue of issues) warnOnce(issue, request, raw, context.logger)
+  return body as z.output<S>
+}
+
+function warnOnce(issue: ValidationIssue, request: Exchanged, raw: RawResponse, logger: SdkLogger): void {
+  const where = issue.path.map((key) => (typeof key === 'number' ? '*' : key)).join('.') || '(root)'
+  logger.logOnce(
+    `response:${request.operation}:${where}:${issue.code}`,
+    'warn',
+    `${request.operation}: the response does not match the schema at ${where} (${issue.message}); returned as sent because responseValidation is 'warn'. Further responses with this issue are not logged.`,
+    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: raw.headers['x-request-id'] },
+  )
+}
+
+/** The {@link APIError} subclass for a response whose status is not success, secrets scrubbed. */
+export function statusError(raw: RawResponse, body: unknown, request: Exchanged, redactor: Redactor): APIError {
+  return apiErrorFor({
+    status: raw.status,
+    headers: redactor.redactValue(raw.headers),
+    body: redactor.redactValue(body),
+    method: request.method,
+    path: redactor.redact(request.path),
+    requestId: raw.headers['x-request-id'],
+  })
+}
+
+/** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
+export function responseValidationError(
+  raw: Pick<RawResponse, 'status' | 'headers'>,
+  request: Exchanged,
+  issues: readonly ValidationIssue[],
+  redactor: Redactor,
+  body: unknown,
+): ResponseValidationError {
+  return new ValidationErrorClass({
+    status: raw.status,
+    headers: redactor.redactValue(raw.headers),
+    body: redactor.redactValue(body),
+    method: request.method,
+    path: redactor.redact(request.path),
+    requestId: raw.headers['x-request-id'],
+    issues: issues.map((issue) => ({ ...issue, message: redactor.redact(issue.message) })),
+  })
+}
