@@ -1,7 +1,14 @@
 import { defineConfig } from 'tsup'
+import { engineCheckFirst } from './scripts/engine-check-plugin.ts'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/msw': 'src/testing/msw.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/msw': 'src/testing/msw.ts',
+    // Imported first by each entry, kept a separate file (see scripts/engine-check-plugin.ts).
+    'engine-check': 'src/engine-check.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
@@ -11,4 +18,5 @@ export default defineConfig({
   splitting: false,
   shims: true,
   external: ['undici', 'zod', 'msw', '@mswjs/interceptors'],
+  esbuildPlugins: [engineCheckFirst],
 })

@@ -68,6 +68,7 @@
  * @module
  */
 
+import {} from '../engine-check.ts' // first: refuses an unsupported Node.js (see engine-check.ts)
 export { createFakeChatService, type FakeChatService } from './fake-service.ts'
 export { generateDataset, mulberry32, type GenerateDatasetOptions } from './dataset.ts'
 export { WARNING_HEADER } from './routes.ts'

@@ -11,6 +11,7 @@
  *
  * @packageDocumentation
  */
+import {} from '../engine-check.ts' // first: refuses an unsupported Node.js before msw loads (see engine-check.ts)
 import { HttpRequestInterceptor } from '@mswjs/interceptors/http'
 import { http, HttpResponse, type RequestHandler, type UnhandledFrameHandle } from 'msw'
 import { defineNetwork, InterceptorSource, type NetworkApi } from 'msw/experimental'

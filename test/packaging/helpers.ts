@@ -1,0 +1,89 @@
+// Helpers of the packaging tests: a fresh build of the package installed in a temporary consumer
+// project, the machine's own (unsupported) Node.js, and running a child process to its end.
+import { spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, join, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'tsup'
+import { unsupportedNodeMessage } from '../../src/engine-check.ts'
+
+export const root = fileURLToPath(new URL('../..', import.meta.url))
+
+/** The dependencies (and optional peers) an installed copy of the package loads. */
+const DEPENDENCIES = ['undici', 'zod', 'msw', '@mswjs/interceptors']
+
+/**
+ * A temporary project whose `node_modules/chat-service-sdk` holds package.json and a dist/ built
+ * now by tsup with the project's own config (declarations and source maps left out: not what these
+ * tests look at), and whose `node_modules` links the real dependencies, so that an entry that ran
+ * undici before the engine check would crash just as it does for a user.
+ */
+export async function makeConsumer(): Promise<{ dir: string; pkg: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-packaging-'))
+  const pkg = join(dir, 'node_modules', 'chat-service-sdk')
+  mkdirSync(pkg, { recursive: true })
+  copyFileSync(join(root, 'package.json'), join(pkg, 'package.json'))
+  await build({ outDir: join(pkg, 'dist'), dts: false, sourcemap: false, silent: true })
+  for (const name of DEPENDENCIES) {
+    const link = join(dir, 'node_modules', ...name.split('/'))
+    mkdirSync(join(link, '..'), { recursive: true })
+    symlinkSync(join(root, 'node_modules', ...name.split('/')), link, 'dir')
+  }
+  return { dir, pkg }
+}
+
+/**
+ * A Node.js binary older than the package's floor: this machine's own `node` (Node 20), found on
+ * PATH outside any node_modules (npm puts the project's pinned Node 24 first on PATH).
+ * `CHAT_SERVICE_SDK_OLD_NODE` names another. Throws when there is none: the test must not pass
+ * without having run.
+ */
+export function findUnsupportedNode(): { path: string; version: string } {
+  const candidates = process.env.CHAT_SERVICE_SDK_OLD_NODE
+    ? [process.env.CHAT_SERVICE_SDK_OLD_NODE]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter((dir) => dir !== '' && !dir.split(sep).includes('node_modules'))
+        .map((dir) => join(dir, 'node'))
+  const seen: string[] = []
+  for (const path of candidates) {
+    if (!existsSync(path) || realpathSync(path) === realpathSync(process.execPath)) continue
+    const { stdout, status } = spawnSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' })
+    const version = stdout.trim()
+    seen.push(`${path} (${status === 0 ? `v${version}` : 'does not run'})`)
+    if (status === 0 && unsupportedNodeMessage(version) !== undefined) return { path, version: `v${version}` }
+  }
+  throw new Error(
+    `No Node.js older than the package's floor on PATH outside node_modules (found: ${seen.join(', ') || 'none'}). ` +
+      'These tests run the build on one (this machine kind ships Node 20); set CHAT_SERVICE_SDK_OLD_NODE=/path/to/node.',
+  )
+}
+
+/** What a finished child process left. */
+export interface Ran {
+  status: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `node args...` in `cwd` to its end (killed after `timeoutMs`), with a clean Node environment. */
+export function run(node: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<Ran> {
+  const { NODE_OPTIONS: _options, NODE_PATH: _path, ...inherited } = process.env
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, args, { cwd, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`${node} ${args.join(' ')} did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`))
+    }, timeoutMs)
+    child.on('error', reject)
+    child.on('close', (status) => {
+      clearTimeout(guard)
+      resolve({ status, stdout, stderr })
+    })
+  })
+}
