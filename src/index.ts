@@ -3,11 +3,14 @@
  * @packageDocumentation
  */
 import {} from './engine-check.ts' // first: refuses an unsupported Node.js before undici loads (see engine-check.ts)
-export { ChatServiceClient } from './client.ts'
-export type { ClientOptions, ListRequestOptions, RequestOptions } from './core/options.ts'
+export { ChatServiceClient, ENVIRONMENT_VARIABLES } from './client.ts'
+export { APIPromise } from './core/api-promise.ts'
+export type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from './core/options.ts'
 export { DEFAULT_CONNECTIONS, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from './core/options.ts'
 export type { Logger, LogLevel } from './core/logger.ts'
+export type { APIResponse, ResponseValidation, WithResponse } from './core/response.ts'
 export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from './core/retry.ts'
+export { TRACING_CHANNEL, type RequestTrace } from './core/tracing.ts'
 export * from './errors/index.ts'
 export { Page } from './pagination/page.ts'
 export { PagePromise } from './pagination/page-promise.ts'
