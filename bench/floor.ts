@@ -1,0 +1,51 @@
+// The fair floor of every comparison (issue 9): raw undici with the SAME settings as the SDK's own
+// pool, so that the SDK is compared with the best a user can do on the same transport, not with
+// a handicapped one. Keep this file in step with the Agent the SDK builds (src/core/transport.ts).
+import { Agent, interceptors, type Dispatcher } from 'undici'
+import { DEFAULT_CONNECTIONS, DEFAULT_TIMEOUT_MS, VERSION } from 'chat-service-sdk'
+import type { ServerInfo } from './fake.ts'
+
+/**
+ * An Agent like the SDK's default pool: `connections` 64 (DEFAULT_CONNECTIONS), no pipelining,
+ * HTTP/1.1 only (`allowH2: false`), the SDK's connect timeout.
+ */
+export function floorAgent(): Agent {
+  return new Agent({ connections: DEFAULT_CONNECTIONS, pipelining: 1, allowH2: false, connect: { timeout: DEFAULT_TIMEOUT_MS } })
+}
+
+/** The floor agent with undici's own decompress interceptor composed: decodes gzip, br, zstd, deflate. */
+export function decompressingFloor(agent: Agent): Dispatcher {
+  return agent.compose(interceptors.decompress())
+}
+
+/** The headers the SDK sends on every request (same names, same values). */
+export const floorHeaders: Readonly<Record<string, string>> = {
+  'user-agent': `chat-service-sdk/${VERSION} node/${process.versions.node}`,
+  'content-type': 'application/json',
+  accept: 'application/json',
+}
+
+/**
+ * The JSON body of every GET: the credentials (spec, Authentication 1). Built once per server: the
+ * credentials do not change, and a floor that re-serialises them would flatter the SDK.
+ */
+export function credentialsBody(server: Pick<ServerInfo, 'keyId' | 'keySecret'>): string {
+  return JSON.stringify({ keyId: server.keyId, keySecret: server.keySecret })
+}
+
+/**
+ * One GET as a user would write it on the floor agent: JSON body, `reset: false` (without it undici
+ * closes the connection after every GET that carries a body), the body read with `body.json()`.
+ * Rejects on a status other than 200.
+ */
+export async function floorGet<T>(
+  dispatcher: Dispatcher,
+  origin: string,
+  path: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = floorHeaders,
+): Promise<T> {
+  const response = await dispatcher.request({ origin, path, method: 'GET', headers, body, reset: false })
+  if (response.statusCode !== 200) throw new Error(`raw undici: HTTP ${response.statusCode} for ${path}: ${await response.body.text()}`)
+  return (await response.body.json()) as T
+}
