@@ -1,84 +1,111 @@
-// The three ways of reading one page of agents that the per-request benchmark compares, and the
+// The ways of reading one page that the per-request and allocation benchmarks compare, and the
 // start-up checks that each really sends the credentials in a GET body (and that fetch cannot).
 import http from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import axios, { type AxiosInstance } from 'axios'
 import { Agent, request } from 'undici'
-import { keepAliveDispatcher } from './keepalive.ts'
 import * as z from 'zod'
-import { agentSchema, ChatServiceClient, paginationSchema } from '../src/index.ts'
+import { ChatServiceClient } from 'chat-service-sdk'
+import type { ServerInfo } from './fake.ts'
+import { credentialsBody, floorAgent, floorGet } from './floor.ts'
 
-export interface ServerInfo {
-  url: string
-  keyId: string
-  keySecret: string
-  conversationId: string
+/** One page every contender reads: where it is, how many items it holds, how the SDK asks for it. */
+export interface PageTarget {
+  readonly label: string
+  /** Path with query string, below the origin. */
+  readonly path: string
+  readonly items: number
+  sdkCall(client: ChatServiceClient): Promise<{ readonly data: readonly unknown[] }>
 }
 
-/** One contender: `call()` reads page 1 of agents (limit 20) and resolves with the item count. */
+/** `GET /rest/v1/agents?page=1&limit=20`: the per-request page (20 agents, 2.8 KB). */
+export function agentsPage(): PageTarget {
+  return { label: '20 agents', path: '/rest/v1/agents?page=1&limit=20', items: 20, sdkCall: (c) => c.agents.list({ limit: 20 }) }
+}
+
+/** `GET /rest/v1/conversations/:id/messages?page=1&limit=100`: a full page of 100 messages (17.5 KB). */
+export function messagesPage(server: ServerInfo): PageTarget {
+  const id = server.conversationId
+  return {
+    label: '100 messages',
+    path: `/rest/v1/conversations/${encodeURIComponent(id)}/messages?page=1&limit=100`,
+    items: 100,
+    sdkCall: (c) => c.conversations.messages.list(id, { limit: 100 }),
+  }
+}
+
+/** One contender: `call()` reads the page once and resolves with its item count. */
 export interface Contender {
   readonly name: string
   call(): Promise<number>
   close(): Promise<void>
 }
 
-/**
- * The floor: undici.request on its own Agent, JSON body on GET, `JSON.parse`, nothing else.
- * With `keepAlive`, the request also passes `reset: false`: by default undici closes the connection
- * after any GET that carries a body (it marks the socket for reset when a method that does not
- * expect a payload sends one), so every default GET here opens a new TCP connection.
- */
-export function rawUndici(server: ServerInfo, keepAlive = false): Contender {
-  const dispatcher = new Agent({ connections: 64, pipelining: 1 })
-  const url = `${server.url}/rest/v1/agents?page=1&limit=20`
-  const headers = { 'content-type': 'application/json', accept: 'application/json' }
-  const name = keepAlive ? 'raw undici, reset: false' : 'raw undici'
+export const FLOOR = 'raw undici (floor)'
+export const SDK = 'SDK'
+export const AXIOS = 'axios + zod'
+export const OLD_FLOOR = 'raw undici, no reset: false (old floor, NOT fair)'
+
+/** The floor (bench/floor.ts): the SDK's pool settings, `reset: false`, the SDK's headers, `body.json()`. */
+export function rawFloor(server: ServerInfo, page: PageTarget): Contender {
+  const agent = floorAgent()
+  const body = credentialsBody(server)
   return {
-    name,
+    name: FLOOR,
+    async call() {
+      const parsed = await floorGet<{ data: unknown[] }>(agent, server.url, page.path, body)
+      return parsed.data.length
+    },
+    close: () => agent.close(),
+  }
+}
+
+/**
+ * The floor of issue 5, kept only as a labelled control: undici's defaults close the connection
+ * after every GET that carries a body, so it reconnects on every call and flatters the SDK.
+ */
+export function oldFloor(server: ServerInfo, page: PageTarget): Contender {
+  const agent = new Agent({ connections: 64, pipelining: 1 })
+  const url = `${server.url}${page.path}`
+  return {
+    name: OLD_FLOOR,
     async call() {
       const response = await request(url, {
         method: 'GET',
-        headers,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ keyId: server.keyId, keySecret: server.keySecret }),
-        dispatcher,
-        ...(keepAlive ? { reset: false } : {}),
+        dispatcher: agent,
       })
       const text = await response.body.text()
-      if (response.statusCode !== 200) throw new Error(`${name}: HTTP ${response.statusCode}: ${text}`)
-      const body = JSON.parse(text) as { data: unknown[] }
-      return body.data.length
+      if (response.statusCode !== 200) throw new Error(`${OLD_FLOOR}: HTTP ${response.statusCode}: ${text}`)
+      return (JSON.parse(text) as { data: unknown[] }).data.length
     },
-    close: () => dispatcher.close(),
+    close: () => agent.close(),
   }
 }
 
-/** This SDK, as a user calls it; with `keepAliveFix`, given {@link keepAliveDispatcher} (simulates the suggested fix). */
-export function sdk(server: ServerInfo, keepAliveFix = false): Contender & { client: ChatServiceClient } {
-  const dispatcher = keepAliveFix ? keepAliveDispatcher() : undefined
-  const client = new ChatServiceClient({
-    baseUrl: server.url,
-    keyId: server.keyId,
-    keySecret: server.keySecret,
-    logLevel: 'warn',
-    ...(dispatcher === undefined ? {} : { dispatcher }),
-  })
+/** This SDK, as a user calls it (default client, the BUILT package). */
+export function sdk(server: ServerInfo, page: PageTarget): Contender {
+  const client = new ChatServiceClient({ baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' })
   return {
-    name: keepAliveFix ? 'SDK + reset: false dispatcher' : 'SDK',
-    client,
+    name: SDK,
     async call() {
-      const page = await client.agents.list({ limit: 20 })
-      return page.data.length
+      return (await page.sdkCall(client)).data.length
     },
-    close: async () => {
-      await client.close()
-      await dispatcher?.close()
-    },
+    close: () => client.close(),
   }
 }
 
-/** What a user would write instead: axios (keep-alive agent, same pool size) + the SDK's zod schemas, built once. */
-export const agentPageSchema = z.object({ data: z.array(agentSchema), pagination: paginationSchema })
+/**
+ * What a user would hand-write without the SDK: axios with a keep-alive agent (64 sockets) and a
+ * zod schema of their own (built once). Written by hand, not taken from the SDK: a user without the
+ * SDK has no schemas to import.
+ */
+const agentPageSchema = z.object({
+  data: z.array(z.object({ id: z.string(), name: z.string(), active: z.boolean(), created_at: z.string(), updated_at: z.string() })),
+  pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), total_pages: z.number() }),
+})
 
 export function axiosInstance(baseURL: string): { instance: AxiosInstance; agent: http.Agent } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
@@ -86,17 +113,15 @@ export function axiosInstance(baseURL: string): { instance: AxiosInstance; agent
   return { instance, agent }
 }
 
+/** axios + zod reading the agents page (the per-request benchmark only). */
 export function axiosClient(server: ServerInfo): Contender {
   const { instance, agent } = axiosInstance(server.url)
+  const data = { keyId: server.keyId, keySecret: server.keySecret }
   return {
-    name: 'axios + zod',
+    name: AXIOS,
     async call() {
-      const response = await instance.get<unknown>('/rest/v1/agents', {
-        params: { page: 1, limit: 20 },
-        data: { keyId: server.keyId, keySecret: server.keySecret },
-      })
-      const page = agentPageSchema.parse(response.data)
-      return page.data.length
+      const response = await instance.get<unknown>('/rest/v1/agents', { params: { page: 1, limit: 20 }, data })
+      return agentPageSchema.parse(response.data).data.length
     },
     close: async () => {
       agent.destroy()
@@ -145,7 +170,7 @@ export async function tryFetchGetBody(server: ServerInfo): Promise<string> {
     const response = await fetch(`${server.url}/rest/v1/agents?page=1&limit=20`, {
       method: 'GET',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ keyId: server.keyId, keySecret: server.keySecret }),
+      body: credentialsBody(server),
     })
     await response.body?.cancel()
     throw new Error(`global fetch unexpectedly sent a GET with a body (HTTP ${response.status}); update the note in BENCHMARKS.md`)

@@ -1,8 +1,7 @@
 // Full-iteration benchmark: every message of one conversation at limit 100, against a fake that
 // adds a fixed latency to every response: sequential (prefetch 0) against prefetch 1, 2, 4, 8.
-import { ChatServiceClient } from '../src/index.ts'
-import type { ServerInfo } from './contenders.ts'
-import { keepAliveDispatcher } from './keepalive.ts'
+import { ChatServiceClient } from 'chat-service-sdk'
+import type { ServerInfo } from './fake.ts'
 import { collectGarbage, Deadline, rotate, spread, type Spread } from './lib.ts'
 
 export interface IterationConfig {
@@ -10,8 +9,6 @@ export interface IterationConfig {
   messages: number
   limit: number
   prefetch: readonly number[]
-  /** Prefetch settings also run with the `reset: false` dispatcher (include 0 for their baseline); empty for none. */
-  previewFix: readonly number[]
   /** Wall-clock cap of one full iteration; exceeding it aborts the benchmark. */
   runBudgetMs: number
 }
@@ -19,8 +16,6 @@ export interface IterationConfig {
 export interface IterationFigures {
   label: string
   prefetch: number
-  /** Run with the `reset: false` dispatcher (a preview of the suggested transport fix), not the SDK as shipped. */
-  preview: boolean
   wallMs: Spread
   pagesPerSec: Spread
   /** Per-round speed-up over sequential with the same client configuration (paired: same round). */
@@ -48,30 +43,15 @@ export async function iterateAll(
   return wall
 }
 
-interface Setting {
-  label: string
-  prefetch: number
-  client: ChatServiceClient
-  /** Label of the sequential setting its speed-up is measured against (same client configuration). */
-  base: string
-}
-
 export async function iteration(server: ServerInfo, config: IterationConfig, log: (line: string) => void): Promise<IterationFigures[]> {
-  const options = { baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' } as const
-  const client = new ChatServiceClient(options)
-  const dispatcher = config.previewFix.length > 0 ? keepAliveDispatcher() : undefined
-  const fixed = dispatcher === undefined ? undefined : new ChatServiceClient({ ...options, dispatcher })
+  const client = new ChatServiceClient({ baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' })
   const pages = Math.ceil(config.messages / config.limit)
-  const settings: Setting[] = config.prefetch.map((p) => ({ label: String(p), prefetch: p, client, base: '0' }))
-  if (fixed !== undefined) {
-    for (const p of config.previewFix)
-      settings.push({ label: `${p}, SDK + reset: false dispatcher`, prefetch: p, client: fixed, base: '0, SDK + reset: false dispatcher' })
-  }
+  const settings = config.prefetch.map((p) => ({ label: String(p), prefetch: p }))
   try {
     // Warm-up: a few pages per setting (JIT, sockets), untimed.
     for (const s of settings) {
       let n = 0
-      for await (const page of s.client.conversations.messages
+      for await (const page of client.conversations.messages
         .list(server.conversationId, { limit: config.limit }, { prefetch: s.prefetch })
         .pages()) {
         if (++n >= Math.max(s.prefetch, 1) * 3 || page.data.length === 0) break
@@ -82,17 +62,16 @@ export async function iteration(server: ServerInfo, config: IterationConfig, log
       const started = performance.now()
       for (const s of rotate(settings, round)) {
         collectGarbage()
-        walls.get(s.label)!.push(await iterateAll(s.client, server, config, s.prefetch))
+        walls.get(s.label)!.push(await iterateAll(client, server, config, s.prefetch))
       }
       log(`  iteration round ${round + 1}/${config.rounds}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
     }
     return settings.map((s) => {
       const w = walls.get(s.label)!
-      const base = walls.get(s.base) ?? w
+      const base = walls.get('0') ?? w
       return {
         label: s.label,
         prefetch: s.prefetch,
-        preview: s.client !== client,
         wallMs: spread(w),
         pagesPerSec: spread(w.map((ms) => (pages / ms) * 1000)),
         speedup: spread(w.map((ms, i) => base[i]! / ms)),
@@ -100,7 +79,5 @@ export async function iteration(server: ServerInfo, config: IterationConfig, log
     })
   } finally {
     await client.close()
-    await fixed?.close()
-    await dispatcher?.close()
   }
 }

@@ -3,14 +3,13 @@
 // figures. Peak RSS is the kernel's (process.resourceUsage().maxRSS), so nothing between samples is
 // missed; RSS and heap are also sampled every 10,000 messages.
 // BENCH_MODE=baseline only starts the client (Node + SDK loaded, nothing sent); BENCH_MODE=raw reads
-// the same pages with raw undici (reset: false) + JSON.parse: the floor to compare with.
+// the same pages on the raw-undici floor (bench/floor.ts): the floor to compare with.
 //   env BENCH_SERVER='{"url","keyId","keySecret","conversationId"}' BENCH_MESSAGES=N BENCH_PREFETCH=K BENCH_BUDGET_MS=MS
-import { Agent, request } from 'undici'
 // The built package (self-reference: Node resolves it to dist/), as users run it; importing
 // src/*.ts would add Node's type-stripping machinery to the figures.
 import { ChatServiceClient } from 'chat-service-sdk'
-import type { ServerInfo } from './contenders.ts'
-import { keepAliveDispatcher } from './keepalive.ts'
+import type { ServerInfo } from './fake.ts'
+import { credentialsBody, floorAgent, floorGet } from './floor.ts'
 import { Deadline } from './lib.ts'
 
 const server = JSON.parse(process.env['BENCH_SERVER'] ?? '') as ServerInfo
@@ -19,15 +18,7 @@ const prefetch = Number(process.env['BENCH_PREFETCH'] ?? '0')
 const mode = process.env['BENCH_MODE'] ?? 'iterate'
 const deadline = new Deadline(Number(process.env['BENCH_BUDGET_MS'] ?? '300000'), `memory: iterating ${expected} messages`)
 
-// BENCH_FIX_PREVIEW=1: give the SDK a dispatcher that sends `reset: false` (keeps connections alive).
-const dispatcher = process.env['BENCH_FIX_PREVIEW'] === '1' ? keepAliveDispatcher() : undefined
-const client = new ChatServiceClient({
-  baseUrl: server.url,
-  keyId: server.keyId,
-  keySecret: server.keySecret,
-  logLevel: 'warn',
-  ...(dispatcher === undefined ? {} : { dispatcher }),
-})
+const client = new ChatServiceClient({ baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' })
 const rssAtStart = process.memoryUsage.rss()
 let sampledPeakRss = rssAtStart
 let peakHeapUsed = process.memoryUsage().heapUsed
@@ -57,21 +48,17 @@ if (mode === 'iterate') {
   pages = Math.ceil(count / 100)
   if (count !== expected) throw new Error(`expected ${expected} messages, iterated ${count}`)
 } else if (mode === 'raw') {
-  // The floor: raw undici (keep-alive, reset: false) + JSON.parse, page after page, nothing kept.
-  const agent = new Agent({ connections: 64, pipelining: 1 })
-  const body = JSON.stringify({ keyId: server.keyId, keySecret: server.keySecret })
+  // The floor (bench/floor.ts): raw undici with the SDK's pool settings, reset: false, body.json(), page after page, nothing kept.
+  const agent = floorAgent()
+  const body = credentialsBody(server)
+  const path = `/rest/v1/conversations/${encodeURIComponent(server.conversationId)}/messages`
   for (let page = 1; ; page++) {
-    const response = await request(
-      `${server.url}/rest/v1/conversations/${encodeURIComponent(server.conversationId)}/messages?page=${page}&limit=100`,
-      {
-        method: 'GET',
-        headers: { 'content-type': 'application/json' },
-        body,
-        dispatcher: agent,
-        reset: false,
-      },
+    const parsed = await floorGet<{ data: { id: string }[]; pagination: { total_pages: number } }>(
+      agent,
+      server.url,
+      `${path}?page=${page}&limit=100`,
+      body,
     )
-    const parsed = JSON.parse(await response.body.text()) as { data: { id: string }[]; pagination: { total_pages: number } }
     for (const message of parsed.data) {
       if (message.id === '') throw new Error('empty message id')
       if (++count % 10_000 === 0) {
@@ -94,7 +81,6 @@ if (mode === 'iterate') {
 }
 const wallMs = performance.now() - started
 await client.close()
-await dispatcher?.close()
 const final = process.memoryUsage()
 // What is still reachable once everything is collected (the child runs with --expose-gc): retention, not GC laziness.
 const gc = (globalThis as { gc?: () => void }).gc

@@ -2,7 +2,7 @@
 // (bench/memory-client.ts), the fake service runs in another; the child reports its peak RSS.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import type { ServerInfo } from './contenders.ts'
+import type { ServerInfo } from './fake.ts'
 import { rotate, spread, type Spread } from './lib.ts'
 
 export interface MemoryConfig {
@@ -84,7 +84,7 @@ export async function memory(server: ServerInfo, config: MemoryConfig, log: (lin
       goalRow: false,
     },
     {
-      label: `raw undici (reset: false) + JSON.parse, ${n} messages`,
+      label: `raw undici floor (SDK pool settings, reset: false, body.json()), ${n} messages`,
       env: { BENCH_MODE: 'raw', BENCH_MESSAGES: String(config.messages) },
       flags: [],
       prefetch: undefined,
