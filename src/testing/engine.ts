@@ -1,34 +1,20 @@
 /**
- * The transport-neutral core shared by listen mode and msw mode: records the
- * request, consumes a queued fault, runs the route and returns a plan that the
- * transport carries out (delays, body, drops).
+ * The transport-neutral core shared by listen mode and msw mode: records the request, consumes a
+ * queued fault, routes the request and returns the plan that the transport carries out (delays,
+ * body, drops).
  *
  * @module
  */
+import { ENDPOINTS } from './endpoints.ts'
 import { FaultQueue, syntheticResponse } from './faults.ts'
-import { errorResponse, handleRequest, type CoreResponse, type RouteContext } from './routes.ts'
+import { errorResponse, isBodilessStatus, type FakeRequest, type FakeResponse } from './http.ts'
+import { Router, type RouteOptions, type ServiceContext } from './router.ts'
 import type { RecordedRequest } from './types.ts'
-
-/** A request as a transport received it. */
-export interface IncomingRequest {
-  /** Upper-case method. */
-  method: string
-  /** Pathname as received, not decoded (recorded and matched against faults). */
-  pathname: string
-  /** Pathname relative to the service root (differs only when msw's base URL has a path prefix). */
-  servicePathname: string
-  /** `''` or `?…`. */
-  search: string
-  /** Lower-case header names. */
-  headers: Record<string, string>
-  rawBody: string | undefined
-  bodyVisible: boolean
-}
 
 /** What a transport must do for one request. */
 export interface ResponsePlan {
   /** `null`: reset the connection before any response byte. */
-  response: { status: number; headers: Record<string, string>; body: Buffer } | null
+  response: FakeResponse | null
   /** ms to wait before the headers (fixed latency plus fault `delayMs`). */
   delayMs: number
   /** ms to wait after the headers and the first half of the body. */
@@ -37,72 +23,67 @@ export interface ResponsePlan {
   dropMidBody: boolean
 }
 
-/** Statuses that never carry a body. */
-export function isBodilessStatus(status: number): boolean {
-  return status < 200 || status === 204 || status === 205 || status === 304
-}
+const router = new Router(ENDPOINTS)
 
 /** Request recording, faults and routing of one fake service. */
 export class Engine {
   readonly faults = new FaultQueue()
-  readonly requests: RecordedRequest[] = []
-  readonly context: RouteContext
-  latencyMs: number
-  record: boolean
+  readonly #requests: RecordedRequest[] = []
+  readonly context: ServiceContext
+  readonly #latencyMs: number
+  readonly #record: boolean
 
-  constructor(context: RouteContext, latencyMs: number, record: boolean) {
+  constructor(context: ServiceContext, latencyMs: number, record: boolean) {
     this.context = context
-    this.latencyMs = latencyMs
-    this.record = record
+    this.#latencyMs = latencyMs
+    this.#record = record
+  }
+
+  /** Requests recorded so far, oldest first (a live view). */
+  get requests(): readonly RecordedRequest[] {
+    return this.#requests
+  }
+
+  /** Forgets the recorded requests. */
+  clearRequests(): void {
+    this.#requests.length = 0
   }
 
   /** Records, applies a fault if one is queued, and handles the request. */
-  process(req: IncomingRequest, options: { companyForInvisibleBody?: string | undefined } = {}): ResponsePlan {
-    if (this.record) this.requests.push(recordOf(req))
-    const fault = this.faults.take(req.method, req.pathname)
+  process(req: FakeRequest, options: RouteOptions = {}): ResponsePlan {
+    if (this.#record) this.#requests.push(recordOf(req))
+    const fault = this.faults.take(req.method, req.path)
     const plan: ResponsePlan = {
       response: null,
-      delayMs: this.latencyMs + (fault?.delayMs ?? 0),
+      delayMs: this.#latencyMs + (fault?.delayMs ?? 0),
       bodyDelayMs: fault?.bodyDelayMs ?? 0,
       dropMidBody: fault?.dropConnection === 'mid-body',
     }
-    const synthetic = fault ? syntheticResponse(fault) : undefined
     if (fault?.dropConnection === 'before-headers') return plan
-    if (synthetic) {
-      plan.response = synthetic
-    } else {
-      let core: CoreResponse
+    let response = fault ? syntheticResponse(fault) : undefined
+    if (!response) {
       try {
-        core = handleRequest(
-          { ...this.context, companyForInvisibleBody: options.companyForInvisibleBody },
-          {
-            method: req.method,
-            pathname: req.servicePathname,
-            search: req.search,
-            headers: req.headers,
-            rawBody: req.rawBody,
-            bodyVisible: req.bodyVisible,
-          },
-        )
+        response = router.handle(this.context, req, options)
       } catch (error) {
         // A bug in the fake or odd seed data: answer 500 rather than crash the test process.
-        core = errorResponse(500, `Fake service error: ${error instanceof Error ? error.message : String(error)}`)
+        response = errorResponse(500, `Fake service error: ${error instanceof Error ? error.message : String(error)}`)
       }
-      plan.response = { status: core.status, headers: core.headers, body: Buffer.from(core.body) }
     }
     if (fault?.headers) {
-      const headers = { ...plan.response.headers }
+      const headers = { ...response.headers }
       for (const [name, value] of Object.entries(fault.headers)) headers[name.toLowerCase()] = value
-      plan.response.headers = headers
+      response = { ...response, headers }
     }
-    if (isBodilessStatus(plan.response.status)) plan.response.body = Buffer.alloc(0)
+    if (isBodilessStatus(response.status)) response = { ...response, body: Buffer.alloc(0) }
+    plan.response = response
     return plan
   }
 }
 
-function recordOf(req: IncomingRequest): RecordedRequest {
+function recordOf(req: FakeRequest): RecordedRequest {
   const query: Record<string, string> = {}
   for (const [name, value] of new URLSearchParams(req.search)) {
+    // defineProperty, not assignment: a parameter named `__proto__` must stay a plain key.
     if (!Object.hasOwn(query, name)) Object.defineProperty(query, name, { value, enumerable: true, writable: true, configurable: true })
   }
   let body: unknown = undefined
@@ -116,8 +97,8 @@ function recordOf(req: IncomingRequest): RecordedRequest {
   }
   return {
     method: req.method,
-    path: req.pathname,
-    rawPath: req.pathname + req.search,
+    path: req.path,
+    rawPath: req.path + req.search,
     query,
     headers: { ...req.headers },
     body,

@@ -1,6 +1,6 @@
 /**
- * `createFakeChatService`: composes the state, the engine and the two
- * node:http listen mode into the public object (msw mode lives in msw.ts).
+ * `createFakeChatService`: composes the state, the engine and listen mode (node:http) into the
+ * public object. msw mode lives in msw.ts and reaches the engine through `ENGINE_KEY`.
  *
  * @module
  */
@@ -8,8 +8,9 @@ import { randomBytes } from 'node:crypto'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
-import { messageCount, ServiceState, type CompanyState } from './state.ts'
+import { ServiceState, type CompanyState } from './state.ts'
 import { TokenSigner } from './token.ts'
+import { agentView, conversationView, messageView, storedCustomerUserView } from './views.ts'
 import type {
   AgentRecord,
   ConversationRecord,
@@ -24,9 +25,10 @@ import type {
 } from './types.ts'
 
 /**
- * An in-memory fake of the whole Chat Service (all six endpoints of the spec),
- * served over real HTTP (`listen`) or through msw (`createFakeHandlers` from
- * `chat-service-sdk/testing/msw`). Both serve the same state. Accessors return copies in list order (created_at, then id).
+ * An in-memory fake of the whole Chat Service (all six endpoints of the spec), served over real
+ * HTTP (`listen`) or through msw (`createFakeHandlers` from `chat-service-sdk/testing/msw`). Both
+ * serve the same state. Accessors return copies in list order (created_at, then id). Where the
+ * spec is open, the fake's choices are listed in TESTING.md ("The fake's choices").
  */
 export interface FakeChatService {
   /** Adds companies, keys and records to the state (duplicate ids throw). */
@@ -34,9 +36,11 @@ export interface FakeChatService {
   /** Back to the `seed` option's data; clears recorded requests and queued faults. */
   reset(): void
   /**
-   * Starts a `node:http` server (host default `127.0.0.1`, port default 0 =
-   * free port). Full fidelity: reads every request's body, GET included.
-   * `close()` also destroys keep-alive sockets. Several servers may share the state.
+   * Starts a `node:http` server (host default `127.0.0.1`, port default 0 = free port). Full
+   * fidelity: reads every request's body, GET included. `close()` also destroys keep-alive
+   * sockets. Several servers may share the state. While it listens, a network made by
+   * `createMswNetwork` lets requests to it through, so one test file can use both modes.
+   * @throws the `listen` error of `node:http` (e.g. `EADDRINUSE`) when the port is taken.
    */
   listen(opts?: { port?: number; host?: string }): Promise<FakeServerHandle>
   /**
@@ -70,14 +74,10 @@ export interface FakeChatService {
 }
 
 /**
- * Creates an in-memory fake of the Chat Service (spec: the whole interface).
- *
- * Choices where the spec is open (all documented on the types):
- * list order created_at then id; name/email filters exact by default
- * (`filterMatch`); metadata replaced on update; error body
- * `{ "error": { "status", "message" } }`; users created by token issuance have
- * `name: null, email: null, metadata: {}`; `/rest/v1/v1/…` and trailing
- * slashes are 404; tokens are HS256 JWTs.
+ * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
+ * open, the fake's choices are listed in TESTING.md ("The fake's choices").
+ * @throws RangeError when `latencyMs` is negative or not finite; Error when `seed` is invalid
+ * (duplicate ids, unknown conversations, a key registered twice).
  */
 export function createFakeChatService(options: FakeChatServiceOptions = {}): FakeChatService {
   const state = new ServiceState()
@@ -90,7 +90,8 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   if (initial) state.seed(initial)
 
   const company = (id: string): CompanyState | undefined => state.companies.get(id)
-  const copyUser = (u: StoredCustomerUser): StoredCustomerUser => ({ ...u, metadata: structuredClone(u.metadata) })
+  // Accessors hand out copies: a test that edits what it got must not change the fake.
+  const copyUser = (u: StoredCustomerUser): StoredCustomerUser => structuredClone(storedCustomerUserView(u))
 
   const fake: FakeChatService = {
     seed(data) {
@@ -98,7 +99,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     reset() {
       state.clear()
-      engine.requests.length = 0
+      engine.clearRequests()
       engine.faults.clear()
       if (initial) state.seed(initial)
     },
@@ -115,7 +116,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       return engine.requests
     },
     clearRequests() {
-      engine.requests.length = 0
+      engine.clearRequests()
     },
     verifyToken(token) {
       return tokens.verify(token, Math.floor(now().getTime() / 1000))
@@ -132,29 +133,16 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       return user && copyUser(user)
     },
     listCustomerUsers(companyId) {
-      const c = company(companyId)
-      return c ? state.users(c).map(copyUser) : []
+      return company(companyId)?.userList.items().map(copyUser) ?? []
     },
     listAgents(companyId) {
-      const c = company(companyId)
-      return c ? state.agents(c).map((a) => ({ ...a })) : []
+      return company(companyId)?.agentList.items().map(agentView) ?? []
     },
     listConversations(companyId) {
-      const c = company(companyId)
-      return c
-        ? state.conversations(c).map((conv) => ({
-            id: conv.record.id,
-            title: conv.record.title,
-            customer_user_id: conv.record.customer_user_id,
-            message_count: messageCount(conv),
-            created_at: conv.record.created_at,
-            updated_at: conv.record.updated_at,
-          }))
-        : []
+      return company(companyId)?.conversationList.items().map(conversationView) ?? []
     },
     listMessages(companyId, conversationId) {
-      const conv = company(companyId)?.conversations.get(conversationId)
-      return conv ? state.messages(conv).map((m) => ({ ...m })) : []
+      return company(companyId)?.conversations.get(conversationId)?.messages.items().map(messageView) ?? []
     },
   }
   // For chat-service-sdk/testing/msw: not enumerable, so it stays out of inspect and JSON.

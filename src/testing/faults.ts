@@ -1,10 +1,10 @@
 /**
- * Fault injection: a FIFO queue of `failNext(n, fault)` entries and the plan
- * (response, delays, drop) a transport carries out for one request.
+ * Fault injection: the FIFO queue behind `failNext(n, fault)`, and the synthetic response a fault
+ * asks for. The engine turns a fault into the plan a transport carries out.
  *
  * @module
  */
-import { errorResponse, type CoreResponse } from './routes.ts'
+import { errorResponse, JSON_CONTENT_TYPE, type FakeResponse } from './http.ts'
 import type { FaultSpec } from './types.ts'
 
 interface QueuedFault {
@@ -68,27 +68,13 @@ function matches(spec: FaultSpec, method: string, path: string): boolean {
 }
 
 /** The synthetic response a fault asks for, or `undefined` when it has neither status nor body. */
-export function syntheticResponse(spec: FaultSpec): { status: number; headers: Record<string, string>; body: Buffer } | undefined {
+export function syntheticResponse(spec: FaultSpec): FakeResponse | undefined {
   if (spec.status === undefined && spec.body === undefined) return undefined
   const status = spec.status ?? 500
-  let response: { status: number; headers: Record<string, string>; body: Buffer }
-  if (spec.body === undefined) {
-    if (status >= 400) {
-      const error: CoreResponse = errorResponse(status, `Injected fault (HTTP ${status})`)
-      response = { status, headers: error.headers, body: Buffer.from(error.body) }
-    } else {
-      response = { status, headers: {}, body: Buffer.alloc(0) }
-    }
-  } else if (typeof spec.body === 'string') {
-    response = { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: Buffer.from(spec.body) }
-  } else if (Buffer.isBuffer(spec.body)) {
-    response = { status, headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from(spec.body) }
-  } else {
-    response = {
-      status,
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-      body: Buffer.from(JSON.stringify(spec.body)),
-    }
-  }
-  return response
+  const body = spec.body
+  if (body === undefined)
+    return status >= 400 ? errorResponse(status, `Injected fault (HTTP ${status})`) : { status, headers: {}, body: Buffer.alloc(0) }
+  if (typeof body === 'string') return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: Buffer.from(body) }
+  if (Buffer.isBuffer(body)) return { status, headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from(body) }
+  return { status, headers: { 'content-type': JSON_CONTENT_TYPE }, body: Buffer.from(JSON.stringify(body)) }
 }

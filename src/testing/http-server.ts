@@ -8,8 +8,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Engine, ResponsePlan } from './engine.ts'
-import { errorResponse } from './routes.ts'
-import type { FakeServerHandle } from './types.ts'
+import { errorResponse } from './http.ts'
+import { registerServer } from './server-registry.ts'
+import type { FakeClientOptions, FakeServerHandle } from './types.ts'
 
 /** Request bodies above this many bytes get 413 (a guard, not a spec limit). */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -44,15 +45,15 @@ export async function startHttpServer(engine: Engine, opts: { port?: number; hos
     req.on('end', () => {
       if (tooLarge) {
         const r = errorResponse(413, `Request body larger than ${MAX_BODY_BYTES} bytes`)
-        res.writeHead(r.status, { ...r.headers, 'content-length': Buffer.byteLength(r.body) })
+        res.writeHead(r.status, { ...r.headers, 'content-length': r.body.length })
         res.end(r.body)
         return
       }
       const { pathname, search } = splitTarget(req.url ?? '/')
       const plan = engine.process({
         method: (req.method ?? 'GET').toUpperCase(),
-        pathname,
-        servicePathname: pathname,
+        path: pathname,
+        servicePath: pathname,
         search,
         headers: headersOf(req),
         rawBody: size > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
@@ -75,10 +76,12 @@ export async function startHttpServer(engine: Engine, opts: { port?: number; hos
   if (address === null || typeof address === 'string') throw new Error('chat-service-sdk/testing: server has no TCP address')
   const hostPart = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address
   const url = `http://${hostPart}:${address.port}`
+  const unregister = registerServer(url)
 
   const close = (): Promise<void> => {
     if (closed) return Promise.resolve()
     closed = true
+    unregister()
     for (const timer of timers) clearTimeout(timer)
     timers.clear()
     return new Promise((resolve) => {
@@ -88,7 +91,14 @@ export async function startHttpServer(engine: Engine, opts: { port?: number; hos
       server.closeAllConnections()
     })
   }
-  return { url, close, [Symbol.asyncDispose]: close }
+  const clientOptions = (): FakeClientOptions => {
+    const company = engine.context.state.firstCompany()
+    if (company === undefined) throw new Error('chat-service-sdk/testing: clientOptions() needs a company, and the fake has none: seed one')
+    const key = company.keys[0]
+    if (key === undefined) throw new Error(`chat-service-sdk/testing: clientOptions(): the first company, ${company.id}, has no API key`)
+    return { baseUrl: url, keyId: key.keyId, keySecret: key.keySecret }
+  }
+  return { url, clientOptions, close, [Symbol.asyncDispose]: close }
 }
 
 async function respond(req: IncomingMessage, res: ServerResponse, plan: ResponsePlan, sleep: (ms: number) => Promise<void>): Promise<void> {

@@ -2,31 +2,34 @@
  * `chat-service-sdk/testing/msw`: msw mode of the fake service. msw 3 request handlers serving a
  * fake's state ({@link createFakeHandlers}), and {@link createMswNetwork}, which turns on msw's
  * socket-level interception so that undici traffic (which `setupServer()` does not see) reaches
- * them. This entry imports `msw` and `@mswjs/interceptors` (optional peers of the package); the
- * main `chat-service-sdk/testing` entry does not, so it works, and type-checks, without msw.
+ * them. This entry needs `msw` and `@mswjs/interceptors`, optional peers of the package
+ * (`npm install -D msw @mswjs/interceptors`); `chat-service-sdk/testing` works, and type-checks,
+ * without them.
  *
- * Limitation: a fetch `Request` cannot carry a body on GET/HEAD, so the handlers see an EMPTY
- * body on GET (the `content-length` header still shows the real length). See
- * {@link createFakeHandlers} for what the fake does then.
+ * msw mode cannot see GET bodies, and refuses (501) what it cannot answer faithfully: see
+ * TESTING.md, "What msw mode cannot see".
  *
  * @packageDocumentation
  */
 import {} from '../engine-check.ts' // first: refuses an unsupported Node.js before msw loads (see engine-check.ts)
-import { HttpRequestInterceptor } from '@mswjs/interceptors/http'
-import { http, HttpResponse, type RequestHandler, type UnhandledFrameHandle } from 'msw'
-import { defineNetwork, InterceptorSource, type NetworkApi } from 'msw/experimental'
+import type { AnyHandler, RequestHandler, UnhandledFrameHandle } from 'msw'
+import type { InterceptorSource, NetworkApi } from 'msw/experimental'
 import type { ResponsePlan } from './engine.ts'
 import { engineOf } from './engine-key.ts'
 import type { FakeChatService } from './fake-service.ts'
+import { loadMswPeers } from './msw-peers.ts'
+import { isFakeServerUrl } from './server-registry.ts'
+
+const { msw, experimental, interceptors } = loadMswPeers()
 
 /** Options of {@link createFakeHandlers}. */
 export interface FakeHandlersOptions {
   /**
-   * Company that GET requests are attributed to. msw cannot show a GET body,
-   * so the fake cannot read `keyId`/`keySecret` there: it accepts a GET that
-   * has `content-type: application/json` and a non-zero `content-length`
-   * (else 401) and treats it as coming from this company. Default: the first
-   * company seeded.
+   * Company that GET requests are served as. msw cannot show a GET body, so the fake cannot read
+   * `keyId`/`keySecret` there; it serves a GET only when its `content-length` is that of
+   * `JSON.stringify({ keyId, keySecret })` for a key of this company, and answers 501 otherwise.
+   * Default: the one company with a key of that length (501 when several companies have one:
+   * then name the company here).
    */
   companyForGet?: string
 }
@@ -49,17 +52,11 @@ const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((resolve) => 
  * optionally with a path prefix; a trailing `/rest/v1` is ignored). Pass them to
  * {@link createMswNetwork} (msw's `setupServer()` does not see undici traffic).
  *
- * msw mode limits (a fetch `Request` cannot carry a GET body, so handlers see an empty body on
- * GET while `content-length` still shows one):
- * - GET credentials cannot be checked: a GET needs `content-type: application/json` and a
- *   non-zero `content-length` (else 401) and is attributed to `options.companyForGet`
- *   (default: the first company);
- * - customer-user filters cannot be seen: the unfiltered list is returned with the response
- *   header `x-fake-service-warning`;
- * - the recorded request has `body: undefined, bodyVisible: false`;
- * - `path` is the WHATWG-normalised pathname (dot segments resolved).
- * POST and PUT bodies are fully visible. All fault kinds work: drops become
- * `HttpResponse.error()` (before headers) or an errored body stream (mid-body).
+ * msw mode cannot see GET bodies: a GET is served only when its `content-length` shows a body of
+ * credentials alone, and gets 501 `{ error: { status, message } }` (plus the
+ * `x-fake-service-warning` header) when it may carry more, such as customer-user filters. POST
+ * and PUT bodies are fully visible. Every limit, and what to do about it, is in TESTING.md,
+ * "What msw mode cannot see".
  *
  * @param fake - a fake made by `createFakeChatService()` (from `chat-service-sdk/testing`).
  * @param baseUrl - where the client sends its requests, e.g. `https://chat.test`.
@@ -68,7 +65,7 @@ const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((resolve) => 
 export function createFakeHandlers(fake: FakeChatService, baseUrl: string, options: FakeHandlersOptions = {}): RequestHandler[] {
   const engine = engineOf(fake)
   const { origin, prefix } = parseBase(baseUrl)
-  const handler = http.all(
+  const handler = msw.http.all(
     ({ request }) => {
       const url = new URL(request.url)
       return url.origin === origin && (prefix === '' || url.pathname === prefix || url.pathname.startsWith(`${prefix}/`))
@@ -85,14 +82,14 @@ export function createFakeHandlers(fake: FakeChatService, baseUrl: string, optio
       const plan = engine.process(
         {
           method,
-          pathname: url.pathname,
-          servicePathname: url.pathname.slice(prefix.length) || '/',
+          path: url.pathname,
+          servicePath: url.pathname.slice(prefix.length) || '/',
           search: url.search,
           headers,
           rawBody: text === '' ? undefined : text,
           bodyVisible,
         },
-        { companyForInvisibleBody: options.companyForGet },
+        { companyForGet: options.companyForGet },
       )
       return toResponse(plan)
     },
@@ -103,11 +100,11 @@ export function createFakeHandlers(fake: FakeChatService, baseUrl: string, optio
 async function toResponse(plan: ResponsePlan): Promise<Response> {
   await sleep(plan.delayMs)
   const response = plan.response
-  if (response === null) return HttpResponse.error()
+  if (response === null) return msw.HttpResponse.error()
   const headers = { ...response.headers, 'content-length': String(response.body.length) }
   const init = { status: response.status, headers }
-  if (response.body.length === 0) return new HttpResponse(null, init)
-  if (!plan.dropMidBody && plan.bodyDelayMs <= 0) return new HttpResponse(new Uint8Array(response.body), init)
+  if (response.body.length === 0) return new msw.HttpResponse(null, init)
+  if (!plan.dropMidBody && plan.bodyDelayMs <= 0) return new msw.HttpResponse(new Uint8Array(response.body), init)
   const body = response.body
   const first = body.subarray(0, Math.max(1, Math.floor(body.length / 2)))
   const rest = body.subarray(first.length)
@@ -125,7 +122,7 @@ async function toResponse(plan: ResponsePlan): Promise<Response> {
       controller.close()
     },
   })
-  return new HttpResponse(stream, init)
+  return new msw.HttpResponse(stream, init)
 }
 
 /** Options of {@link createMswNetwork}. */
@@ -143,21 +140,42 @@ export interface MswNetworkOptions {
 /** The msw 3 network returned by {@link createMswNetwork}. */
 export type MswNetwork = NetworkApi<[InterceptorSource]>
 
+/** Lets requests to the fake's own listening servers (`fake.listen()`) reach them. */
+const fakeServerPassthrough = msw.http.all(
+  ({ request }) => isFakeServerUrl(new URL(request.url)),
+  () => msw.passthrough(),
+)
+
 /**
- * Creates (does not enable) an msw 3 network that intercepts Node's HTTP
- * traffic at the socket level (`InterceptorSource` + `HttpRequestInterceptor`),
- * which includes undici: `defineNetwork` from `msw/experimental`. Call
- * `enable()` before the requests and `disable()` after (e.g. in
- * `beforeAll`/`afterAll`). While enabled, requests to real servers (such as
- * `fake.listen()`) are intercepted too and, with the default
- * `onUnhandledFrame: 'error'`, fail.
+ * The network's handlers, with {@link fakeServerPassthrough} always last: after the user's
+ * handlers (which may still answer a request to a fake server), and kept through `use()`,
+ * `resetHandlers(...)` and `restoreHandlers()`, which only see the user's handlers.
+ */
+class KitHandlersController extends experimental.InMemoryHandlersController {
+  override getHandlersByKind<Kind extends AnyHandler['kind']>(kind: Kind): Extract<AnyHandler, { kind: Kind }>[] {
+    const handlers = super.getHandlersByKind(kind)
+    if (kind !== 'request') return handlers
+    const withPassthrough: AnyHandler[] = [...handlers, fakeServerPassthrough]
+    return withPassthrough as typeof handlers
+  }
+}
+
+/**
+ * Creates (does not enable) an msw 3 network that intercepts Node's HTTP traffic at the socket
+ * level (`InterceptorSource` + `HttpRequestInterceptor`), which includes undici: `defineNetwork`
+ * from `msw/experimental`. Call `enable()` before the requests and `disable()` after (e.g. in
+ * `beforeAll`/`afterAll`).
+ *
+ * Requests to the fake's own listening servers (`fake.listen()`, in this process) that no handler
+ * answers go through to them, so msw mode and listen mode work in the same test file. Any other
+ * request that no handler matches follows `onUnhandledFrame` (default `'error'`: it fails).
  *
  * @param handlers - e.g. `createFakeHandlers(fake, 'https://chat.test')`, or your own msw handlers.
  */
 export function createMswNetwork(handlers: RequestHandler[], options: MswNetworkOptions = {}): MswNetwork {
-  return defineNetwork({
-    sources: [new InterceptorSource({ interceptors: [new HttpRequestInterceptor()] })],
-    handlers,
+  return experimental.defineNetwork({
+    sources: [new experimental.InterceptorSource({ interceptors: [new interceptors.HttpRequestInterceptor()] })],
+    handlers: new KitHandlersController(handlers),
     onUnhandledFrame: options.onUnhandledFrame ?? 'error',
     context: { quiet: options.quiet ?? true },
   })

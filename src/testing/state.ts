@@ -12,6 +12,7 @@
  * @module
  */
 import { timingSafeEqual } from 'node:crypto'
+import { SortedList } from './sorted-list.ts'
 import type {
   AgentRecord,
   ApiKeySeed,
@@ -27,25 +28,23 @@ export interface ConversationState {
   readonly record: Omit<ConversationSeed, 'message_count'>
   /** `message_count` given in the seed, used while no message is known. */
   declaredCount: number
-  /** Messages of this conversation (references to seed objects). */
-  messages: MessageRecord[]
-  sorted: boolean
+  /** Messages of this conversation, oldest first (references to seed objects). */
+  readonly messages: SortedList<MessageRecord>
 }
 
-/** One company's data. */
+/** One company's data. The maps look records up by id; the lists hold them in list order. */
 export interface CompanyState {
   readonly id: string
   name: string | undefined
+  /** Key pairs in seeding order. */
+  readonly keys: ApiKeySeed[]
   readonly users: Map<string, StoredCustomerUser>
   readonly usersByExternalId: Map<string, StoredCustomerUser>
   readonly agents: Map<string, AgentRecord>
   readonly conversations: Map<string, ConversationState>
-  userList: StoredCustomerUser[]
-  usersSorted: boolean
-  agentList: AgentRecord[]
-  agentsSorted: boolean
-  conversationList: ConversationState[]
-  conversationsSorted: boolean
+  readonly userList: SortedList<StoredCustomerUser>
+  readonly agentList: SortedList<AgentRecord>
+  readonly conversationList: SortedList<ConversationState>
 }
 
 /** Compares two ISO 8601 timestamps chronologically (falls back to text order). */
@@ -59,15 +58,6 @@ export function compareIso(a: string, b: string): number {
 
 function byCreatedThenId(a: { created_at: string; id: string }, b: { created_at: string; id: string }): number {
   return compareIso(a.created_at, b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-}
-
-function isSorted<T>(list: readonly T[], cmp: (a: T, b: T) => number): boolean {
-  for (let i = 1; i < list.length; i++) if (cmp(list[i - 1] as T, list[i] as T) > 0) return false
-  return true
-}
-
-function sortInPlace<T>(list: T[], cmp: (a: T, b: T) => number): void {
-  if (!isSorted(list, cmp)) list.sort(cmp)
 }
 
 const byConversation = (a: ConversationState, b: ConversationState): number => byCreatedThenId(a.record, b.record)
@@ -207,18 +197,19 @@ export class ServiceState {
         usersByExternalId: new Map(),
         agents: new Map(),
         conversations: new Map(),
-        userList: [],
-        usersSorted: true,
-        agentList: [],
-        agentsSorted: true,
-        conversationList: [],
-        conversationsSorted: true,
+        keys: [],
+        userList: new SortedList<StoredCustomerUser>(byCreatedThenId),
+        agentList: new SortedList<AgentRecord>(byCreatedThenId),
+        conversationList: new SortedList<ConversationState>(byConversation),
       }
       this.companies.set(companyId, company)
     } else if (seed.name !== undefined) {
       company.name = seed.name
     }
-    for (const key of seed.keys ?? []) this.keys.set(key.keyId, { companyId, keySecret: key.keySecret })
+    for (const key of seed.keys ?? []) {
+      if (!this.keys.has(key.keyId)) company.keys.push({ keyId: key.keyId, keySecret: key.keySecret })
+      this.keys.set(key.keyId, { companyId, keySecret: key.keySecret })
+    }
     for (const agent of seed.agents ?? []) {
       const copy: AgentRecord = {
         id: agent.id,
@@ -228,8 +219,7 @@ export class ServiceState {
         updated_at: agent.updated_at,
       }
       company.agents.set(copy.id, copy)
-      company.agentList.push(copy)
-      company.agentsSorted = false
+      company.agentList.add(copy)
     }
     for (const user of seed.customerUsers ?? []) {
       this.addUser(company, {
@@ -254,12 +244,10 @@ export class ServiceState {
           updated_at: conversation.updated_at,
         },
         declaredCount: conversation.message_count ?? 0,
-        messages: [],
-        sorted: true,
+        messages: new SortedList<MessageRecord>(byCreatedThenId),
       }
       company.conversations.set(state.record.id, state)
-      company.conversationList.push(state)
-      company.conversationsSorted = false
+      company.conversationList.add(state)
     }
     const messages = seed.messages ?? []
     let last: ConversationState | undefined
@@ -269,8 +257,7 @@ export class ServiceState {
         last !== undefined && last.record.id === message.conversation_id
           ? last
           : (company.conversations.get(message.conversation_id) as ConversationState)
-      conversation.messages.push(message)
-      conversation.sorted = false
+      conversation.messages.add(message)
       last = conversation
     }
   }
@@ -279,8 +266,7 @@ export class ServiceState {
   addUser(company: CompanyState, user: StoredCustomerUser): void {
     company.users.set(user.id, user)
     company.usersByExternalId.set(user.external_id, user)
-    company.userList.push(user)
-    company.usersSorted = false
+    company.userList.add(user)
   }
 
   /** A fresh internal customer-user id, unique within the company. */
@@ -307,42 +293,6 @@ export class ServiceState {
   /** The first company in insertion order. */
   firstCompany(): CompanyState | undefined {
     return this.companies.values().next().value
-  }
-
-  /** Users in list order (created_at, then id). */
-  users(company: CompanyState): readonly StoredCustomerUser[] {
-    if (!company.usersSorted) {
-      sortInPlace(company.userList, byCreatedThenId)
-      company.usersSorted = true
-    }
-    return company.userList
-  }
-
-  /** Agents in list order (created_at, then id). */
-  agents(company: CompanyState): readonly AgentRecord[] {
-    if (!company.agentsSorted) {
-      sortInPlace(company.agentList, byCreatedThenId)
-      company.agentsSorted = true
-    }
-    return company.agentList
-  }
-
-  /** Conversations in list order (created_at, then id). */
-  conversations(company: CompanyState): readonly ConversationState[] {
-    if (!company.conversationsSorted) {
-      sortInPlace(company.conversationList, byConversation)
-      company.conversationsSorted = true
-    }
-    return company.conversationList
-  }
-
-  /** Messages of a conversation, oldest first (created_at, then id). */
-  messages(conversation: ConversationState): readonly MessageRecord[] {
-    if (!conversation.sorted) {
-      sortInPlace(conversation.messages, byCreatedThenId)
-      conversation.sorted = true
-    }
-    return conversation.messages
   }
 }
 

@@ -260,10 +260,30 @@ export interface TokenClaims {
 /** Result of `FakeChatService.verifyToken`. */
 export type VerifyTokenResult = { valid: true; claims: TokenClaims } | { valid: false; reason: 'malformed' | 'bad-signature' | 'expired' }
 
+/**
+ * What a client needs to reach a fake server: `new ChatServiceClient(server.clientOptions())`.
+ * Contains a key secret (the fake's, from its seed).
+ */
+export interface FakeClientOptions {
+  /** The server's origin, e.g. `http://127.0.0.1:41234`. */
+  baseUrl: string
+  /** API key identifier. */
+  keyId: string
+  /** API key secret. */
+  keySecret: string
+}
+
 /** A server started by `FakeChatService.listen`. */
 export interface FakeServerHandle {
   /** Origin of the server, e.g. `http://127.0.0.1:41234` (no path, no trailing slash). */
   url: string
+  /**
+   * `{ baseUrl, keyId, keySecret }` for the first company's first key (in seeding order, read at
+   * each call), so that a test builds a client in one line:
+   * `new ChatServiceClient(server.clientOptions())`.
+   * @throws Error when the fake has no company, or its first company has no key.
+   */
+  clientOptions(): FakeClientOptions
   /** Stops the server and destroys every open (keep-alive) socket. */
   close(): Promise<void>
   /** Same as `close()`, for `await using`. */

@@ -1,12 +1,10 @@
-// The README's "Testing your code" listen-mode example, as written there: if this fails, the
-// README is wrong.
+// The README's "Testing your code" listen-mode example, as written there (plus one assertion): if
+// this fails, the README is wrong.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
 
-const seed = generateDataset({ seed: 1, agents: 3, customerUsers: 20, conversations: 5, messages: 100 })
-const { keyId, keySecret } = seed.companies[0]!.keys[0]!
-const fake = createFakeChatService({ seed })
+const fake = createFakeChatService({ seed: generateDataset({ seed: 1, customerUsers: 20 }) })
 let server: FakeServerHandle
 
 beforeAll(async () => {
@@ -15,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 it('finds users by external id', async () => {
-  const client = new ChatServiceClient({ baseUrl: server.url, keyId, keySecret })
+  const client = new ChatServiceClient(server.clientOptions()) // the server's URL, the first company's first key
   const page = await client.customerUsers.list({ external_id: 'ext_00001' })
   expect(page.data).toHaveLength(1)
   expect(fake.requests.at(-1)?.body).toMatchObject({ external_id: 'ext_00001' })

@@ -38,12 +38,22 @@ describe('msw is optional', () => {
       console.log('status', res.status)
       await server.close()
       console.log('exports', Object.keys(m).sort().join(','))
-      try { await import(${JSON.stringify(mswEntry)}); console.log('msw entry loaded') } catch (e) { console.log('msw entry:', e.message) }
+      try { await import(${JSON.stringify(mswEntry)}); console.log('msw entry loaded') } catch (e) {
+        console.log('msw entry:', JSON.stringify({ message: e.message, code: e.code, cause: e.cause?.message }))
+      }
     `)
     expect(out).toContain('status 200')
     expect(out).not.toMatch(/exports .*Msw/)
-    expect(out).toMatch(/msw entry: Cannot find module 'msw|msw entry: Cannot find module '@mswjs/)
     expect(out).not.toContain('msw entry loaded')
+    const error = JSON.parse(/msw entry: (.*)/.exec(out)?.[1] ?? '{}') as { message?: string; code?: string; cause?: string }
+    // Names the optional peers and the command that installs them, then Node's own reason.
+    expect(error.message).toMatch(
+      /^chat-service-sdk\/testing\/msw needs its optional peer dependencies msw \(\^3\) and @mswjs\/interceptors/,
+    )
+    expect(error.message).toContain('npm install -D msw @mswjs/interceptors')
+    expect(error.message).toMatch(/\(Cannot find module '(msw|@mswjs\/interceptors\/http)'\)$/)
+    expect(error.code).toBe('MODULE_NOT_FOUND')
+    expect(error.cause).toMatch(/^Cannot find module '(msw|@mswjs)/)
   })
 
   it('with msw installed, the testing/msw entry serves a fake made by the testing entry (control)', async () => {

@@ -21,6 +21,33 @@ afterAll(async () => {
   await server.close()
 })
 
+describe('server.clientOptions()', () => {
+  it('is the server’s URL and the first company’s first key: a client in one line', async () => {
+    expect(server.clientOptions()).toEqual({ baseUrl: server.url, keyId: homeKey.keyId, keySecret: homeKey.keySecret })
+    const oneLine = new ChatServiceClient(server.clientOptions())
+    const agents = await oneLine.agents.list()
+    expect(agents.data.map((agent) => agent.id)).toEqual(fake.listAgents(home.id).map((agent) => agent.id))
+    await oneLine.close()
+  })
+
+  it('throws when the fake has no company, or its first company has no key', async () => {
+    const empty = createFakeChatService()
+    const emptyServer = await empty.listen()
+    try {
+      expect(() => emptyServer.clientOptions()).toThrow('clientOptions() needs a company, and the fake has none')
+      empty.seed({
+        companies: [
+          { id: 'keyless', keys: [] },
+          { id: 'keyed', keys: [{ keyId: 'k1', keySecret: 's1' }] },
+        ],
+      })
+      expect(() => emptyServer.clientOptions()).toThrow('the first company, keyless, has no API key')
+    } finally {
+      await emptyServer.close()
+    }
+  })
+})
+
 describe('the fake through the SDK', () => {
   it('iterates every customer user of the company, and only of the company', async () => {
     const ids: string[] = []
