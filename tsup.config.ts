@@ -6,6 +6,8 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/msw': 'src/testing/msw.ts',
+    // The `chat-service-fake` command (package.json `bin`); its CommonJS build and types stay out of the package (`files`).
+    'testing/cli': 'src/testing/cli.ts',
     // Imported first by each entry, kept a separate file (see scripts/engine-check-plugin.ts).
     'engine-check': 'src/engine-check.ts',
   },
