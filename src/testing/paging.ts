@@ -1,9 +1,7 @@
 /**
  * Paging, shared by every list endpoint (spec: "Pagination object", "Paging rule", "Limits").
- *
- * The fake's choices where the spec is open: `page` and `limit` are digits only, >= 1, safe
- * integers, given at most once; `limit` above 100 is 400 (the spec does not say what the service
- * does then); a page past the end is an empty `data` with the true totals.
+ * Where the spec is open (`limit` above 100, malformed numbers), the fake's choices are listed in
+ * TESTING.md.
  *
  * @module
  */

@@ -3,13 +3,8 @@
  * authentication. It turns a {@link FakeRequest} into a {@link Call} for the endpoint's handler,
  * or answers itself when the request never gets that far.
  *
- * Order of checks (the spec fixes none; the fake's choice, listed in TESTING.md):
- * 1. route: unknown path → 404, known path with another method → 405 (+ `Allow`); a path
- *    parameter that is not valid percent-encoding → 400;
- * 2. body: malformed JSON, or JSON that is not an object → 400 (a body is read as JSON only with
- *    a JSON `content-type`; otherwise it counts as absent);
- * 3. credentials (`keyId`/`keySecret` members of the body) missing or invalid → 401;
- * 4. then the handler: query parameters and body fields → 400, referenced records → 404.
+ * Checks run in this order: route (404, 405), body (400), credentials (401), then the handler's
+ * own (400, 404). The spec fixes no order; TESTING.md lists the fake's choices.
  *
  * @module
  */
