@@ -163,6 +163,11 @@ export class RequestPipeline {
     }
   }
 
+  /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
+  warn(message: string, fields: Record<string, unknown>): void {
+    this.#settings.logger.log('warn', message, fields)
+  }
+
   /** Steps 3–7 of a call. `read` checks a success body. */
   async #send<T>(
     request: OutgoingRequest,

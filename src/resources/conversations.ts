@@ -23,7 +23,7 @@ export class Conversations {
   /** @internal */
   constructor(pipeline: RequestPipeline) {
     this.#pipeline = pipeline
-    this.messages = new ConversationMessages(pipeline)
+    this.messages = new ConversationMessages(pipeline, (limit, options) => pipeline.prepareList(listConversations, {}, { limit }, options))
   }
 
   /**
