@@ -108,7 +108,10 @@ const agentPageSchema = z.object({
 })
 
 export function axiosInstance(baseURL: string): { instance: AxiosInstance; agent: http.Agent } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  // `timeout` 4 s closes idle pooled sockets before the fake's 5 s keep-alive timeout does: else a
+  // socket the server is closing can be reused at that moment ("socket hang up"), as a careful user
+  // would also configure. (undici does this by itself from the server's `keep-alive: timeout=5`.)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 })
   const instance = axios.create({ baseURL, httpAgent: agent, headers: { 'content-type': 'application/json', accept: 'application/json' } })
   return { instance, agent }
 }
