@@ -22,16 +22,28 @@
 #   cjs                The same with `require` (smoke.cjs), resolving to dist/*.cjs; no msw either.
 #   msw                Installs msw@^3 + @mswjs/interceptors too; msw mode (fake.handlers +
 #                      createMswNetwork) from ESM (msw.mjs) and from CommonJS (msw.cjs).
+#   esm-cjs-errors     One `type: module` app loads both builds: `import` (dist/index.js) and
+#                      `createRequire` (dist/index.cjs). dual-errors.mjs checks `instanceof` across
+#                      the two copies for every exported error class, both ways: an error is an
+#                      instance of its class and ancestors from the other copy and of no other
+#                      class; and a 404 thrown by each copy's client against the other's classes.
 #   ts-nodenext-esm    typescript@~6.0 + @types/node, `type: module`, module/moduleResolution
 #                      nodenext, strict: tsc --noEmit of sample.ts (every endpoint, the public
 #                      types, Page/PagePromise/MessagePage, for await, instanceof on every error
-#                      class, chat-service-sdk/testing) and misuse.ts (the negative check: each
-#                      `// @ts-expect-error` misuse must be an error). Then runs sample.ts on Node
-#                      (type stripping) against the fake, so the types are checked against the
-#                      real behaviour too.
+#                      class, chat-service-sdk/testing), misuse.ts (the negative check: each
+#                      `// @ts-expect-error` misuse must be an error) and optional-undefined.ts
+#                      (every optional property of every input accepts an explicit `undefined`:
+#                      every ts-* project has exactOptionalPropertyTypes). Then runs sample.ts and
+#                      optional-undefined.ts on Node (type stripping) against the fake, so the
+#                      types are checked against the real behaviour too.
 #   ts-nodenext-cjs    The same type check in a CommonJS package (resolves the .d.cts files), with
 #                      @types/node@^22 (a Node 22 user; the others use @types/node@^24).
 #   ts-bundler         The same type check with module esnext + moduleResolution bundler.
+#   ts-node10-cjs      typescript@5 (a TypeScript 5 user), a CommonJS package, module commonjs +
+#                      moduleResolution node10, which ignores `exports`: the subpaths resolve
+#                      through package.json `typesVersions` only. The same type check plus the
+#                      msw-mode types (msw installed), and tsc's file list must show the .d.cts of
+#                      chat-service-sdk/testing and /testing/msw.
 #   ts-libcheck        skipLibCheck: false with msw installed: the package's .d.ts AND .d.cts
 #                      (sample + msw-mode types copied in as .mts and .cts) are checked in full.
 #   ts-libcheck-no-msw skipLibCheck: false WITHOUT msw: chat-service-sdk and chat-service-sdk/testing
@@ -49,6 +61,7 @@ PREFIX=consumer
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TYPESCRIPT=typescript@~6.0
+TYPESCRIPT_5=typescript@5 # node10 resolution: what `module: commonjs` still means on TypeScript 5
 TYPES_NODE=@types/node@^24
 TYPES_NODE_22=@types/node@^22 # a Node 22 user's types: the package supports Node 22.19
 MSW=(msw@^3 @mswjs/interceptors)
@@ -73,6 +86,14 @@ check_cjs() {
   npm_install "$dir" "$TARBALL"
   cp "$FIXTURES/smoke.cjs" "$dir/"
   (cd "$dir" && "$NODE" smoke.cjs)
+}
+
+check_esm_cjs_errors() {
+  local dir=$WORK/$1
+  new_project "$1" module
+  npm_install "$dir" "$TARBALL"
+  cp "$FIXTURES/dual-errors.mjs" "$dir/"
+  (cd "$dir" && "$NODE" dual-errors.mjs)
 }
 
 check_msw() {
@@ -110,13 +131,35 @@ check_ts() {
   local dir=$WORK/$1
   new_project "$1" "$2"
   npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$7"
-  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$dir/"
-  write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts
+  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$dir/"
+  write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts optional-undefined.ts
   tsc_in "$dir"
   if [ "$6" = yes ]; then
     echo "+ node sample.ts"
     (cd "$dir" && "$NODE" sample.ts)
+    echo "+ node optional-undefined.ts"
+    (cd "$dir" && "$NODE" optional-undefined.ts)
   fi
+}
+
+# node10 resolution never reads `exports`; without `typesVersions` the subpaths are TS2307.
+check_ts_node10() {
+  local dir=$WORK/$1 file
+  new_project "$1" commonjs
+  npm_install "$dir" "$TARBALL" "$TYPESCRIPT_5" "$TYPES_NODE_22" "${MSW[@]}"
+  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$FIXTURES/msw-types.ts" "$dir/"
+  # "dom": msw's own types use DOM globals (see check_ts_libcheck).
+  write_tsconfig "$dir" commonjs node10 true false "$LIBS,dom" sample.ts misuse.ts optional-undefined.ts msw-types.ts
+  tsc_in "$dir"
+  (cd "$dir" && "$NODE" node_modules/typescript/bin/tsc -p . --listFilesOnly) >"$dir/files.txt"
+  for file in dist/index.d.cts dist/testing/index.d.cts dist/testing/msw.d.cts; do
+    grep -q "node_modules/chat-service-sdk/$file\$" "$dir/files.txt" || {
+      echo "tsc did not read chat-service-sdk/$file; it read:"
+      grep chat-service-sdk "$dir/files.txt"
+      return 1
+    }
+  done
+  echo "tsc read chat-service-sdk's .d.cts for the root, /testing and /testing/msw"
 }
 
 check_ts_libcheck() {
@@ -125,11 +168,14 @@ check_ts_libcheck() {
   npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE" "${MSW[@]}"
   cp "$FIXTURES/sample.ts" "$dir/sample.mts"
   cp "$FIXTURES/sample.ts" "$dir/sample.cts"
+  cp "$FIXTURES/optional-undefined.ts" "$dir/optional-undefined.mts"
+  cp "$FIXTURES/optional-undefined.ts" "$dir/optional-undefined.cts"
   cp "$FIXTURES/msw-types.ts" "$dir/msw-types.mts"
   cp "$FIXTURES/msw-types.ts" "$dir/msw-types.cts"
   # msw's own types (and @mswjs/interceptors') use DOM globals (Request, MessageEvent, ...): msw
   # users need "dom" in lib. The SDK's types do not (the other projects have no "dom").
-  write_tsconfig "$dir" nodenext nodenext false false "$LIBS,dom" sample.mts sample.cts msw-types.mts msw-types.cts
+  write_tsconfig "$dir" nodenext nodenext false false "$LIBS,dom" sample.mts sample.cts optional-undefined.mts optional-undefined.cts \
+    msw-types.mts msw-types.cts
   tsc_in "$dir"
 }
 
@@ -137,19 +183,21 @@ check_ts_libcheck_no_msw() {
   local dir=$WORK/$1
   new_project "$1" module
   npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE"
-  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$dir/"
-  write_tsconfig "$dir" nodenext nodenext false true "$LIBS" sample.ts misuse.ts
+  cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$dir/"
+  write_tsconfig "$dir" nodenext nodenext false true "$LIBS" sample.ts misuse.ts optional-undefined.ts
   tsc_in "$dir"
 }
 
-echo "$PREFIX: running 8 checks, $CHECK_JOBS at a time (times are wall-clock, shared)"
+echo "$PREFIX: running 10 checks, $CHECK_JOBS at a time (times are wall-clock, shared)"
 start_check esm check_esm
 start_check cjs check_cjs
 start_check msw check_msw
+start_check esm-cjs-errors check_esm_cjs_errors
 start_check ts-libcheck check_ts_libcheck
 start_check ts-nodenext-esm check_ts module nodenext nodenext true yes "$TYPES_NODE"
 start_check ts-nodenext-cjs check_ts commonjs nodenext nodenext false no "$TYPES_NODE_22"
 start_check ts-bundler check_ts "" esnext bundler true no "$TYPES_NODE"
+start_check ts-node10-cjs check_ts_node10
 start_check ts-libcheck-no-msw check_ts_libcheck_no_msw
 finish_checks
 
