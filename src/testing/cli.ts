@@ -1,162 +1,34 @@
 #!/usr/bin/env node
 /**
- * `chat-service-fake`, the package's command: the fake Chat Service on loopback with a generated
- * dataset, for local development. It prints the base URL, an API key pair and the environment
- * lines that point an app (or the SDK's `new ChatServiceClient()`) at it, and serves until
- * Ctrl-C (SIGINT) or SIGTERM. Usage: `npx chat-service-fake --help`; guide: TESTING.md.
+ * `chat-service-fake`, the package's command (package.json `bin`): the fake Chat Service on
+ * loopback with a generated dataset, for local development. This file wires the command
+ * (command.ts) to the process: output, exit status, and the signals that stop it. Usage:
+ * `npx chat-service-fake --help`; guide: TESTING.md.
  *
- * Exit status: 0 after a signal, 1 when the server cannot start (e.g. the port is taken), 2 for
- * bad arguments.
+ * Exit status: 0 after Ctrl-C (SIGINT) or SIGTERM, 1 when the server cannot start (e.g. the port
+ * is taken), 2 for bad arguments.
  *
  * @module
  */
 import {} from '../engine-check.ts' // first: refuses an unsupported Node.js with one clear line
-import { parseArgs } from 'node:util'
-import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
-import { createFakeChatService } from './fake-service.ts'
-import type { FakeServerHandle } from './types.ts'
+import { runCommand } from './command.ts'
 
-/** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
-const DEFAULT_PORT = 4010
-const HOST = '127.0.0.1'
-
-const USAGE = `Usage: chat-service-fake [options]
-
-Starts the fake Chat Service (chat-service-sdk/testing) on ${HOST} with a generated dataset, and
-prints its base URL, an API key pair and ready-to-paste environment lines. Ctrl-C stops it.
-
-Options:
-  --port N             TCP port (default ${DEFAULT_PORT}; 0 picks a free port)
-  --seed N             dataset seed, an integer (default 1): the same seed gives the same data and key
-  --latency MS         delay before every response, in ms (default 0)
-  --agents N           agents (default 5)
-  --customer-users N   customer users (default 50)
-  --conversations N    conversations (default 100)
-  --messages N         messages, spread over the conversations (default 1000)
-  --json               print one JSON line {"baseUrl","keyId","keySecret"} instead of the text
-  -h, --help           show this text
-`
-
-/** Bad command-line arguments: reported with the usage text, exit status 2. */
-class UsageError extends Error {}
-
-interface CliOptions {
-  port: number
-  latencyMs: number
-  dataset: GenerateDatasetOptions
-  json: boolean
-}
-
-/** `--name value` as a safe integer, at least `min` and at most `max` when given. */
-function integer(name: string, text: string | undefined, fallback: number, min?: number, max?: number): number {
-  if (text === undefined) return fallback
-  const n = Number(text)
-  if (/^-?[0-9]+$/.test(text) && Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) return n
-  const range = min === undefined ? '' : max === undefined ? ` >= ${min}` : ` from ${min} to ${max}`
-  throw new UsageError(`--${name} must be an integer${range}, not ${JSON.stringify(text)}`)
-}
-
-function parse(args: string[]): CliOptions | 'help' {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        seed: { type: 'string' },
-        latency: { type: 'string' },
-        agents: { type: 'string' },
-        'customer-users': { type: 'string' },
-        conversations: { type: 'string' },
-        messages: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }))
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error))
-  }
-  if (values.help) return 'help'
-  const latency = values.latency === undefined ? 0 : Number(values.latency)
-  if (values.latency !== undefined && (values.latency.trim() === '' || !Number.isFinite(latency) || latency < 0)) {
-    throw new UsageError(`--latency must be a number of ms >= 0, not ${JSON.stringify(values.latency)}`)
-  }
-  return {
-    port: integer('port', values.port, DEFAULT_PORT, 0, 65535),
-    latencyMs: latency,
-    json: values.json,
-    dataset: {
-      seed: integer('seed', values.seed, 1),
-      agents: integer('agents', values.agents, 5, 0),
-      customerUsers: integer('customer-users', values['customer-users'], 50, 0),
-      conversations: integer('conversations', values.conversations, 100, 0),
-      messages: integer('messages', values.messages, 1000, 0),
-    },
-  }
-}
-
-function describe(options: CliOptions, server: FakeServerHandle, companyId: string): string {
-  const { baseUrl, keyId, keySecret } = server.clientOptions()
-  const d = options.dataset
-  const latency = options.latencyMs > 0 ? `, ${options.latencyMs} ms latency` : ''
-  return `chat-service-fake: the fake Chat Service is listening on ${baseUrl}
-Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}
-
-API key pair (company ${companyId}):
-  keyId      ${keyId}
-  keySecret  ${keySecret}
-
-Environment, for a .env file (in a shell, put "export " before each line):
-CHAT_SERVICE_BASE_URL=${baseUrl}
-CHAT_SERVICE_KEY_ID=${keyId}
-CHAT_SERVICE_KEY_SECRET=${keySecret}
-
-Press Ctrl-C to stop.
-`
-}
-
-async function main(args: string[]): Promise<void> {
-  let options: CliOptions | 'help'
-  let seed
-  try {
-    options = parse(args)
-    if (options === 'help') {
-      process.stdout.write(USAGE)
-      return
-    }
-    // RangeError for impossible combinations (e.g. conversations without customer users).
-    seed = generateDataset(options.dataset)
-  } catch (error) {
-    if (!(error instanceof UsageError || error instanceof RangeError)) throw error
-    process.stderr.write(`chat-service-fake: ${error.message}\n\n${USAGE}`)
-    process.exitCode = 2
+async function main(): Promise<void> {
+  const result = await runCommand(process.argv.slice(2), {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  })
+  if ('exitCode' in result) {
+    process.exitCode = result.exitCode
     return
   }
-  // No request log: a dev server runs for hours and nobody reads it.
-  const fake = createFakeChatService({ seed, latencyMs: options.latencyMs, recordRequests: false })
-  let server: FakeServerHandle
-  try {
-    server = await fake.listen({ port: options.port, host: HOST })
-  } catch (error) {
-    const code = (error as { code?: unknown }).code
-    const reason =
-      code === 'EADDRINUSE' ? `port ${options.port} on ${HOST} is in use` : error instanceof Error ? error.message : String(error)
-    process.stderr.write(`chat-service-fake: cannot start: ${reason}; pass --port N (0 picks a free port)\n`)
-    process.exitCode = 1
-    return
-  }
-
   let stopping = false
   const stop = (): void => {
-    if (stopping) {
-      // A second Ctrl-C while closing: do not make the user wait.
-      process.exit(1)
-    }
+    // A second Ctrl-C while closing: do not make the user wait.
+    if (stopping) process.exit(1)
     stopping = true
-    void server.close().then(() => {
-      if (!options.json) process.stderr.write('chat-service-fake: stopped\n')
+    void result.server.close().then(() => {
+      if (!result.json) process.stderr.write('chat-service-fake: stopped\n')
       // Started by another Node process with an IPC channel: let the process end.
       if (process.connected) process.disconnect()
     })
@@ -165,12 +37,9 @@ async function main(args: string[]): Promise<void> {
   process.on('SIGTERM', stop)
   // Started with an IPC channel (child_process.fork): stop when the parent goes away.
   if (process.connected) process.on('disconnect', stop)
-
-  const companyId = seed.companies[0]?.id ?? ''
-  process.stdout.write(options.json ? `${JSON.stringify(server.clientOptions())}\n` : describe(options, server, companyId))
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+main().catch((error: unknown) => {
   process.stderr.write(`chat-service-fake: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
   process.exitCode = 1
 })

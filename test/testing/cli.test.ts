@@ -1,5 +1,6 @@
-// `chat-service-fake`, the package's command, as a user runs it: a child process (from source;
-// the packed bin is the same file built), read from its output, stopped with a signal.
+// `chat-service-fake`, the package's command: what it prints and serves (run in this process,
+// through command.ts), and the process a user starts (the bin from source; the packed bin is the
+// same file built): stopped by a signal, with its exit status.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
@@ -7,7 +8,8 @@ import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
-import { generateDataset } from 'chat-service-sdk/testing'
+import { generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { runCommand, type CommandResult } from '../../src/testing/command.ts'
 
 const CLI = fileURLToPath(new URL('../../src/testing/cli.ts', import.meta.url))
 
@@ -42,36 +44,49 @@ function envLines(text: string): Record<string, string> {
   return Object.fromEntries([...text.matchAll(/^(CHAT_SERVICE_[A-Z_]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]))
 }
 
-describe('npx chat-service-fake', () => {
-  it('serves a generated dataset on loopback, prints what the SDK needs, and stops on SIGINT', async () => {
-    const run = start(['--port', '0', '--seed', '7'])
-    const env = envLines(await waitFor(run, 'Press Ctrl-C to stop.'))
-    const key = generateDataset({ seed: 7 }).companies[0]!.keys[0]!
-    expect(env).toEqual({
-      CHAT_SERVICE_BASE_URL: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) as unknown,
-      CHAT_SERVICE_KEY_ID: key.keyId,
-      CHAT_SERVICE_KEY_SECRET: key.keySecret,
-    })
-    expect(run.stdout()).toContain(`keySecret  ${key.keySecret}`)
+/** Runs the command in this process, capturing what it writes. */
+async function runInProcess(args: string[]): Promise<{ result: CommandResult; out: string; err: string }> {
+  let out = ''
+  let err = ''
+  const result = await runCommand(args, { out: (text) => (out += text), err: (text) => (err += text) })
+  return { result, out, err }
+}
 
-    const client = new ChatServiceClient({
-      baseUrl: env['CHAT_SERVICE_BASE_URL']!,
-      keyId: env['CHAT_SERVICE_KEY_ID']!,
-      keySecret: env['CHAT_SERVICE_KEY_SECRET']!,
-    })
-    expect((await client.agents.list()).pagination.total).toBe(5)
-    const found = await client.customerUsers.list({ external_id: 'ext_00042' })
-    expect(found.data.map((user) => user.external_id)).toEqual(['ext_00042'])
-    await client.close()
+/** The server of a run that started one. */
+function serverOf(result: CommandResult): FakeServerHandle {
+  if (!('server' in result)) throw new Error(`expected a running server, got exit status ${result.exitCode}`)
+  return result.server
+}
 
-    run.child.kill('SIGINT')
-    expect(await run.exit).toEqual({ code: 0, signal: null })
-    expect(run.stderr()).toContain('chat-service-fake: stopped')
-    await expect(request(env['CHAT_SERVICE_BASE_URL']!)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+describe('chat-service-fake: what it prints and serves', () => {
+  it('serves a generated dataset on loopback and prints the URL, the key pair and .env lines for it', async () => {
+    const { result, out, err } = await runInProcess(['--port', '0', '--seed', '7'])
+    const server = serverOf(result)
+    try {
+      const env = envLines(out)
+      const key = generateDataset({ seed: 7 }).companies[0]!.keys[0]!
+      expect(env).toEqual({ CHAT_SERVICE_BASE_URL: server.url, CHAT_SERVICE_KEY_ID: key.keyId, CHAT_SERVICE_KEY_SECRET: key.keySecret })
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(out).toContain(`keySecret  ${key.keySecret}`)
+      expect(out).toContain('Press Ctrl-C to stop.')
+      expect(err).toBe('')
+
+      const client = new ChatServiceClient({
+        baseUrl: env['CHAT_SERVICE_BASE_URL']!,
+        keyId: env['CHAT_SERVICE_KEY_ID']!,
+        keySecret: env['CHAT_SERVICE_KEY_SECRET']!,
+      })
+      expect((await client.agents.list()).pagination.total).toBe(5)
+      const found = await client.customerUsers.list({ external_id: 'ext_00042' })
+      expect(found.data.map((user) => user.external_id)).toEqual(['ext_00042'])
+      await client.close()
+    } finally {
+      await server.close()
+    }
   })
 
-  it('--json prints one line of client options, and SIGTERM stops it cleanly', async () => {
-    const run = start([
+  it('--json prints one line of client options and nothing else; the dataset options apply', async () => {
+    const args = [
       '--json',
       '--port',
       '0',
@@ -85,16 +100,20 @@ describe('npx chat-service-fake', () => {
       '4',
       '--latency',
       '1',
-    ])
-    const line = await waitFor(run, '\n')
-    const options = JSON.parse(line) as { baseUrl: string; keyId: string; keySecret: string }
-    expect(Object.keys(options)).toEqual(['baseUrl', 'keyId', 'keySecret'])
-    const client = new ChatServiceClient(options)
-    expect((await client.agents.list()).pagination.total).toBe(2)
-    await client.close()
-    run.child.kill('SIGTERM')
-    expect(await run.exit).toEqual({ code: 0, signal: null })
-    expect(run.stdout()).toBe(line) // nothing else on stdout
+    ]
+    const { result, out } = await runInProcess(args)
+    const server = serverOf(result)
+    try {
+      expect(out.endsWith('\n') && out.indexOf('\n') === out.length - 1).toBe(true)
+      const options = JSON.parse(out) as { baseUrl: string; keyId: string; keySecret: string }
+      expect(options).toEqual(server.clientOptions())
+      const client = new ChatServiceClient(options)
+      expect((await client.agents.list()).pagination.total).toBe(2)
+      expect((await client.conversations.messages.list('conv_00001')).pagination.total).toBe(4)
+      await client.close()
+    } finally {
+      await server.close()
+    }
   })
 
   it.each([
@@ -107,18 +126,18 @@ describe('npx chat-service-fake', () => {
     [['--port'], "Option '--port <value>' argument missing"],
     [['4010'], 'Unexpected argument'],
   ])('bad arguments %j: a usage error naming the problem, exit status 2', async (args, problem) => {
-    const run = start(args)
-    expect(await run.exit).toEqual({ code: 2, signal: null })
-    expect(run.stderr()).toContain(problem)
-    expect(run.stderr()).toContain('Usage: chat-service-fake [options]')
-    expect(run.stdout()).toBe('')
+    const { result, out, err } = await runInProcess(args)
+    expect(result).toEqual({ exitCode: 2 })
+    expect(err).toContain(problem)
+    expect(err).toContain('Usage: chat-service-fake [options]')
+    expect(out).toBe('')
   })
 
-  it('--help prints the usage and exits 0', async () => {
-    const run = start(['--help'])
-    expect(await run.exit).toEqual({ code: 0, signal: null })
-    expect(run.stdout()).toMatch(/^Usage: chat-service-fake \[options\]/)
-    expect(run.stdout()).toContain('--latency MS')
+  it('--help prints the usage, exit status 0', async () => {
+    const { result, out } = await runInProcess(['--help'])
+    expect(result).toEqual({ exitCode: 0 })
+    expect(out).toMatch(/^Usage: chat-service-fake \[options\]/)
+    expect(out).toContain('--latency MS')
   })
 
   it('a port in use: says so and how to choose another, exit status 1', async () => {
@@ -126,11 +145,47 @@ describe('npx chat-service-fake', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     const { port } = taken.address() as { port: number }
     try {
-      const run = start(['--port', String(port)])
-      expect(await run.exit).toEqual({ code: 1, signal: null })
-      expect(run.stderr()).toContain(`cannot start: port ${port} on 127.0.0.1 is in use; pass --port N (0 picks a free port)`)
+      const { result, err } = await runInProcess(['--port', String(port)])
+      expect(result).toEqual({ exitCode: 1 })
+      expect(err).toBe(`chat-service-fake: cannot start: port ${port} on 127.0.0.1 is in use; pass --port N (0 picks a free port)\n`)
     } finally {
       await new Promise((resolve) => taken.close(resolve))
     }
+  })
+})
+
+describe('chat-service-fake: the process', () => {
+  it('stops on SIGINT (Ctrl-C): exit status 0, the port released', async () => {
+    const run = start(['--port', '0'])
+    const env = envLines(await waitFor(run, 'Press Ctrl-C to stop.'))
+    const client = new ChatServiceClient({
+      baseUrl: env['CHAT_SERVICE_BASE_URL']!,
+      keyId: env['CHAT_SERVICE_KEY_ID']!,
+      keySecret: env['CHAT_SERVICE_KEY_SECRET']!,
+    })
+    expect((await client.agents.list()).pagination.total).toBe(5)
+    await client.close()
+
+    run.child.kill('SIGINT')
+    expect(await run.exit).toEqual({ code: 0, signal: null })
+    expect(run.stderr()).toContain('chat-service-fake: stopped')
+    await expect(request(env['CHAT_SERVICE_BASE_URL']!)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+  })
+
+  it('stops on SIGTERM: exit status 0; with --json, stdout holds the one line only', async () => {
+    const run = start(['--json', '--port', '0'])
+    const line = await waitFor(run, '\n')
+    const client = new ChatServiceClient(JSON.parse(line) as { baseUrl: string; keyId: string; keySecret: string })
+    expect((await client.agents.list()).pagination.total).toBe(5)
+    await client.close()
+    run.child.kill('SIGTERM')
+    expect(await run.exit).toEqual({ code: 0, signal: null })
+    expect(run.stdout()).toBe(line)
+  })
+
+  it('bad arguments: exit status 2', async () => {
+    const run = start(['--port', 'x'])
+    expect(await run.exit).toEqual({ code: 2, signal: null })
+    expect(run.stderr()).toContain('--port must be an integer from 0 to 65535, not "x"')
   })
 })

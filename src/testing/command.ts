@@ -1,0 +1,158 @@
+/**
+ * The logic of `chat-service-fake` (the bin, cli.ts, wires it to the process): reads the
+ * arguments, starts the fake on loopback with a generated dataset, and writes what a user needs
+ * to reach it. Kept apart from the process (signals, exit status) so that it runs in tests.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util'
+import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
+import { createFakeChatService } from './fake-service.ts'
+import type { FakeServerHandle } from './types.ts'
+
+/** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
+const DEFAULT_PORT = 4010
+const HOST = '127.0.0.1'
+
+const USAGE = `Usage: chat-service-fake [options]
+
+Starts the fake Chat Service (chat-service-sdk/testing) on ${HOST} with a generated dataset, and
+prints its base URL, an API key pair and ready-to-paste environment lines. Ctrl-C stops it.
+
+Options:
+  --port N             TCP port (default ${DEFAULT_PORT}; 0 picks a free port)
+  --seed N             dataset seed, an integer (default 1): the same seed gives the same data and key
+  --latency MS         delay before every response, in ms (default 0)
+  --agents N           agents (default 5)
+  --customer-users N   customer users (default 50)
+  --conversations N    conversations (default 100)
+  --messages N         messages, spread over the conversations (default 1000)
+  --json               print one JSON line {"baseUrl","keyId","keySecret"} instead of the text
+  -h, --help           show this text
+`
+
+/** Bad command-line arguments: reported with the usage text, exit status 2. */
+class UsageError extends Error {}
+
+interface CliOptions {
+  port: number
+  latencyMs: number
+  dataset: GenerateDatasetOptions
+  json: boolean
+}
+
+/** `--name value` as a safe integer, at least `min` and at most `max` when given. */
+function integer(name: string, text: string | undefined, fallback: number, min?: number, max?: number): number {
+  if (text === undefined) return fallback
+  const n = Number(text)
+  if (/^-?[0-9]+$/.test(text) && Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) return n
+  const range = min === undefined ? '' : max === undefined ? ` >= ${min}` : ` from ${min} to ${max}`
+  throw new UsageError(`--${name} must be an integer${range}, not ${JSON.stringify(text)}`)
+}
+
+function parse(args: string[]): CliOptions | 'help' {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        seed: { type: 'string' },
+        latency: { type: 'string' },
+        agents: { type: 'string' },
+        'customer-users': { type: 'string' },
+        conversations: { type: 'string' },
+        messages: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }))
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+  if (values.help) return 'help'
+  const latency = values.latency === undefined ? 0 : Number(values.latency)
+  if (values.latency !== undefined && (values.latency.trim() === '' || !Number.isFinite(latency) || latency < 0)) {
+    throw new UsageError(`--latency must be a number of ms >= 0, not ${JSON.stringify(values.latency)}`)
+  }
+  return {
+    port: integer('port', values.port, DEFAULT_PORT, 0, 65535),
+    latencyMs: latency,
+    json: values.json,
+    dataset: {
+      seed: integer('seed', values.seed, 1),
+      agents: integer('agents', values.agents, 5, 0),
+      customerUsers: integer('customer-users', values['customer-users'], 50, 0),
+      conversations: integer('conversations', values.conversations, 100, 0),
+      messages: integer('messages', values.messages, 1000, 0),
+    },
+  }
+}
+
+function describe(options: CliOptions, server: FakeServerHandle, companyId: string): string {
+  const { baseUrl, keyId, keySecret } = server.clientOptions()
+  const d = options.dataset
+  const latency = options.latencyMs > 0 ? `, ${options.latencyMs} ms latency` : ''
+  return `chat-service-fake: the fake Chat Service is listening on ${baseUrl}
+Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}
+
+API key pair (company ${companyId}):
+  keyId      ${keyId}
+  keySecret  ${keySecret}
+
+Environment, for a .env file (in a shell, put "export " before each line):
+CHAT_SERVICE_BASE_URL=${baseUrl}
+CHAT_SERVICE_KEY_ID=${keyId}
+CHAT_SERVICE_KEY_SECRET=${keySecret}
+
+Press Ctrl-C to stop.
+`
+}
+
+/** Where the command writes. */
+export interface CommandOutput {
+  out(text: string): void
+  err(text: string): void
+}
+
+/** The outcome of {@link runCommand}: an exit status, or a running server to close on a signal. */
+export type CommandResult = { exitCode: number } | { server: FakeServerHandle; json: boolean }
+
+/**
+ * Runs `chat-service-fake` with `args` (without the node and script paths). Returns the exit
+ * status when there is nothing to serve: 0 for `--help`, 2 for bad arguments, 1 when the server
+ * cannot start; otherwise the running server, after writing its description.
+ */
+export async function runCommand(args: string[], output: CommandOutput): Promise<CommandResult> {
+  let options: CliOptions | 'help'
+  let seed
+  try {
+    options = parse(args)
+    if (options === 'help') {
+      output.out(USAGE)
+      return { exitCode: 0 }
+    }
+    // RangeError for impossible combinations (e.g. conversations without customer users).
+    seed = generateDataset(options.dataset)
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof RangeError)) throw error
+    output.err(`chat-service-fake: ${error.message}\n\n${USAGE}`)
+    return { exitCode: 2 }
+  }
+  // No request log: a dev server runs for hours and nobody reads it.
+  const fake = createFakeChatService({ seed, latencyMs: options.latencyMs, recordRequests: false })
+  let server: FakeServerHandle
+  try {
+    server = await fake.listen({ port: options.port, host: HOST })
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    const reason = code === 'EADDRINUSE' ? `port ${options.port} on ${HOST} is in use` : String(error)
+    output.err(`chat-service-fake: cannot start: ${reason}; pass --port N (0 picks a free port)\n`)
+    return { exitCode: 1 }
+  }
+  const companyId = seed.companies[0]?.id ?? ''
+  output.out(options.json ? `${JSON.stringify(server.clientOptions())}\n` : describe(options, server, companyId))
+  return { server, json: options.json }
+}
