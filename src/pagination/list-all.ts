@@ -14,7 +14,7 @@
  * and nothing runs far ahead of the consumer: at most `4 × concurrency` child pages are held.
  */
 import * as z from 'zod'
-import { ChatServiceError, NotFoundError, RequestValidationError } from '../errors/errors.ts'
+import { APIUserAbortError, ChatServiceError, NotFoundError, RequestValidationError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all. */
@@ -127,11 +127,20 @@ export function startPosition(limit: number): Position {
   return { limit, done: 0, parent: 0, parentId: null, childPage: 1, childIndex: -1, childId: null }
 }
 
-/** One request of the iteration and what came of it. */
+/** One request of the iteration: made when first needed, launched when the limits allow, then settled. */
 interface Slot<T> {
+  launched: boolean
   value?: T
   error?: unknown
-  readonly promise: Promise<void>
+  /** Resolves once the request has settled (never rejects). */
+  readonly settled: Promise<void>
+  readonly resolve: () => void
+}
+
+function newSlot<T>(): Slot<T> {
+  let resolve = (): void => undefined
+  const settled = new Promise<void>((done) => (resolve = done))
+  return { launched: false, settled, resolve }
 }
 
 interface ParentState<P, C> {
@@ -224,6 +233,8 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
             from = at + 1
           }
           for (let index = from; index < result.data.length; index++) {
+            // Stop at once when the caller aborts, not after the pages already fetched.
+            if (this.#signal?.aborted === true) throw new APIUserAbortError("listAll() was aborted by the caller's signal")
             const child = result.data[index] as C
             this.#position = {
               limit: this.#start.limit,
@@ -277,18 +288,20 @@ class Run<P, C> {
   #parentTotalPages: number | undefined
   #nextParentPage: number
   #parentPagesInFlight = 0
+  #parentPagesRead = 0
+  /** The parent page the consumer waits for, if any. */
+  #awaitedParentPage: number | undefined
   /** Index of the first parent this run yields from: the start, or where the cursor's parent was found. */
   #firstIndex: number | undefined
   readonly #parents = new Map<number, ParentState<P, C>>()
-  /** Parent page and child page the consumer is on (or waits for). */
+  /** The parent and child page the consumer is on (or waits for). */
   #currentParent: number
   #currentPage: number
   #inFlight = 0
   /** Child pages launched and not yet consumed or dropped. */
   #held = 0
-  /** Children expected from here on, as far as the parent pages read so far tell. */
+  /** Children expected from the start on, as far as the parent pages read so far tell. */
   #expected = 0
-  #parentPagesRead = 0
   #stopped = false
 
   constructor(
@@ -305,7 +318,7 @@ class Run<P, C> {
     this.#signal = signal === undefined ? this.#abort.signal : AbortSignal.any([signal, this.#abort.signal])
     this.#start = start
     this.#setTotal = setTotal
-    this.#nextParentPage = Math.floor(start.parent / PARENT_PAGE_SIZE) + 1
+    this.#nextParentPage = pageOf(start.parent)
     this.#currentParent = start.parent
     this.#currentPage = start.childPage
   }
@@ -316,11 +329,13 @@ class Run<P, C> {
    */
   async parentAt(index: number): Promise<{ index: number; parent: P; resumed: boolean } | undefined> {
     for (;;) {
-      const page = Math.floor(index / PARENT_PAGE_SIZE) + 1
+      const page = pageOf(index)
       if (this.#parentTotalPages !== undefined && page > Math.max(1, this.#parentTotalPages)) return undefined
-      const slot = this.#parentPages.get(page) ?? this.#launchParentPage(page)
+      const slot = this.#parentSlot(page)
+      this.#awaitedParentPage = page
       this.#pump()
-      await slot.promise
+      await slot.settled
+      this.#awaitedParentPage = undefined
       if (slot.error !== undefined) throw slot.error as Error
       const first = this.#firstIndex as number
       if (index === this.#start.parent) index = first
@@ -342,27 +357,22 @@ class Run<P, C> {
     const state = this.#parents.get(parentIndex) as ParentState<P, C>
     this.#currentParent = parentIndex
     this.#currentPage = page
-    let slot = state.pages.get(page)
-    if (slot === undefined) {
-      // The page the consumer waits for is always launched, whatever the caps.
-      while (state.nextPage <= page) slot = this.#launchChildPage(state, state.nextPage)
-    }
+    const slot = state.pages.get(page) ?? this.#childSlot(state, page)
     this.#pump()
-    await (slot as Slot<ListPage<C>>).promise
-    const settled = slot as Slot<ListPage<C>>
+    await slot.settled
     state.pages.delete(page)
     this.#held--
     this.#pump()
-    if (settled.error instanceof NotFoundError) return settled.error
-    if (settled.error !== undefined) throw settled.error as Error
-    return settled.value as ListPage<C>
+    if (slot.error instanceof NotFoundError) return slot.error
+    if (slot.error !== undefined) throw slot.error as Error
+    return slot.value as ListPage<C>
   }
 
   /** The consumer is done with a parent: drop whatever of it was fetched ahead. */
   leave(parentIndex: number): void {
     const state = this.#parents.get(parentIndex)
     if (state === undefined) return
-    this.#held -= state.pages.size
+    for (const slot of state.pages.values()) if (slot.launched) this.#held--
     this.#parents.delete(parentIndex)
     this.#pump()
   }
@@ -379,23 +389,7 @@ class Run<P, C> {
     this.#abort.abort()
   }
 
-  /**
-   * Where on the cursor's parent page the cursor's parent now is: its index there, found by id
-   * (it may have moved within the page). A fresh start has no id: the page's first parent.
-   * @throws ChatServiceError when it is not on the page any more (the list changed too much).
-   */
-  #findStart(parents: readonly P[]): number {
-    const id = this.#start.parentId
-    if (id === null) return this.#start.parent % PARENT_PAGE_SIZE
-    const at = parents.findIndex((parent) => this.#source.parentId(parent) === id)
-    if (at === -1)
-      throw staleCursor(
-        `conversation ${id} is no longer on page ${Math.floor(this.#start.parent / PARENT_PAGE_SIZE) + 1} of the conversation list`,
-      )
-    return at
-  }
-
-  /** Launches the earliest needed requests while the limits allow. */
+  /** Launches the earliest needed requests while fewer than `concurrency` are in flight. */
   #pump(): void {
     while (!this.#stopped && this.#inFlight < this.#concurrency && this.#launchNext()) {
       // each pass launched one request
@@ -403,12 +397,19 @@ class Run<P, C> {
   }
 
   /**
-   * Launches one request, if one is due: the next parent page while none is in flight (one slot at
-   * most, so `total` gets known early without starving the children), else the earliest child
-   * page the consumer will need (within the window and the cap), or the parent page that lists
-   * the parents it needs next.
+   * Launches one request, if one is due, in this order: what the consumer waits for (a parent
+   * page, or a child page: whatever the window and the cap); the next parent page while none is in
+   * flight (one slot at most, so `total` gets known early without starving the children); the
+   * earliest child page the consumer will need, within the window and the cap; the parent page
+   * that lists the parents it will need next.
    */
   #launchNext(): boolean {
+    const awaited = this.#awaitedParentPage
+    if (awaited !== undefined && !this.#parentSlot(awaited).launched) return this.#launchParentPage(awaited)
+    const current = this.#parents.get(this.#currentParent)
+    if (current !== undefined && awaited === undefined && this.#currentPage === current.nextPage) {
+      return this.#launchChildPage(current, this.#currentPage)
+    }
     if (this.#launchParentPageInBackground()) return true
     let ahead = 0 // child pages between the consumer's page and the candidate, in consumption order
     for (let index = this.#currentParent; ahead < this.#window; index++) {
@@ -419,45 +420,54 @@ class Run<P, C> {
       const last = state.totalPages === undefined ? from : Math.max(from, state.totalPages)
       for (let page = from; page <= last && ahead < this.#window; page++, ahead++) {
         if (page < state.nextPage) continue // launched already
-        if (this.#held >= this.#cap) return false
-        this.#launchChildPage(state, page)
-        return true
+        return this.#held < this.#cap && this.#launchChildPage(state, page)
       }
     }
     return false
   }
 
-  /** Launches the parent page that lists parent `index`, when it is not launched yet and exists. */
+  /** Launches the parent page that lists parent `index`, when it exists and is not launched yet. */
   #launchParentPageFor(index: number): boolean {
-    const page = Math.floor(index / PARENT_PAGE_SIZE) + 1
-    if (this.#parentPages.has(page) || this.#parentTotalPages === undefined || page > this.#parentTotalPages) return false
-    this.#launchParentPage(page)
-    return true
+    const page = pageOf(index)
+    if (this.#parentTotalPages === undefined || page > this.#parentTotalPages || this.#parentSlot(page).launched) return false
+    return this.#launchParentPage(page)
   }
 
   #launchParentPageInBackground(): boolean {
     const page = this.#nextParentPage
-    const current = Math.floor(this.#currentParent / PARENT_PAGE_SIZE) + 1
-    if (this.#parentPagesInFlight > 0 || this.#parentTotalPages === undefined) return false
-    if (page > this.#parentTotalPages || page > current + PARENT_LOOKAHEAD_PAGES || this.#parentPages.has(page)) return false
-    this.#launchParentPage(page)
-    return true
+    if (this.#parentPagesInFlight > 0 || this.#parentTotalPages === undefined || page > this.#parentTotalPages) return false
+    if (page > pageOf(this.#currentParent) + PARENT_LOOKAHEAD_PAGES || this.#parentSlot(page).launched) return false
+    return this.#launchParentPage(page)
   }
 
-  #launchParentPage(page: number): Slot<ListPage<P>> {
+  #parentSlot(page: number): Slot<ListPage<P>> {
+    let slot = this.#parentPages.get(page)
+    if (slot === undefined) this.#parentPages.set(page, (slot = newSlot()))
+    return slot
+  }
+
+  #childSlot(state: ParentState<P, C>, page: number): Slot<ListPage<C>> {
+    let slot = state.pages.get(page)
+    if (slot === undefined) state.pages.set(page, (slot = newSlot()))
+    return slot
+  }
+
+  #launchParentPage(page: number): true {
     this.#nextParentPage = Math.max(this.#nextParentPage, page + 1)
     this.#parentPagesInFlight++
-    const slot = this.#settle(
+    this.#launch(
+      this.#parentSlot(page),
       this.#source.parents(page, this.#signal),
       (result) => {
         this.#parentTotalPages = result.pagination.total_pages
         this.#parentPagesRead++
         const first = (page - 1) * PARENT_PAGE_SIZE
         if (this.#firstIndex === undefined) this.#firstIndex = first + this.#findStart(result.data)
+        const firstIndex = this.#firstIndex
         result.data.forEach((parent, offset) => {
           const index = first + offset
-          if (index < (this.#firstIndex as number)) return
-          const resumed = index === this.#firstIndex
+          if (index < firstIndex) return
+          const resumed = index === firstIndex
           const firstPage = resumed ? this.#start.childPage : 1
           this.#parents.set(index, { parent, firstPage, nextPage: firstPage, totalPages: undefined, pages: new Map() })
           let expected = this.#source.expectedChildren(parent)
@@ -470,49 +480,65 @@ class Run<P, C> {
       },
       () => this.#parentPagesInFlight--,
     )
-    this.#parentPages.set(page, slot)
-    return slot
+    return true
   }
 
-  #launchChildPage(state: ParentState<P, C>, page: number): Slot<ListPage<C>> {
+  #launchChildPage(state: ParentState<P, C>, page: number): true {
     state.nextPage = page + 1
     this.#held++
-    const slot = this.#settle(
+    this.#launch(
+      this.#childSlot(state, page),
       this.#source.children(state.parent, page, this.#signal),
       (result) => {
         state.totalPages = result.pagination.total_pages
       },
       () => undefined,
     )
-    state.pages.set(page, slot)
-    return slot
+    return true
+  }
+
+  /**
+   * Where on the cursor's parent page the cursor's parent now is: its index there, found by id
+   * (it may have moved within the page). A fresh start has no id: the start index's place.
+   * @throws ChatServiceError when it is not on the page any more (the list changed too much).
+   */
+  #findStart(parents: readonly P[]): number {
+    const id = this.#start.parentId
+    if (id === null) return this.#start.parent % PARENT_PAGE_SIZE
+    const at = parents.findIndex((parent) => this.#source.parentId(parent) === id)
+    if (at === -1) throw staleCursor(`conversation ${id} is no longer on page ${pageOf(this.#start.parent)} of the conversation list`)
+    return at
   }
 
   /** Counts a request in flight until it settles, keeps its outcome (an error `onValue` throws included), and launches more. */
-  #settle<T>(request: Promise<T>, onValue: (value: T) => void, onSettled: () => void): Slot<T> {
+  #launch<T>(slot: Slot<T>, request: Promise<T>, onValue: (value: T) => void, onSettled: () => void): void {
+    slot.launched = true
     this.#inFlight++
-    const slot: Slot<T> = {
-      promise: request
-        .then((value) => {
-          slot.value = value
-          onValue(value)
-        })
-        .catch((error: unknown) => {
-          slot.error = error
-        })
-        .finally(() => {
-          this.#inFlight--
-          onSettled()
-          this.#pump()
-        }),
-    }
-    return slot
+    request
+      .then((value) => {
+        slot.value = value
+        onValue(value)
+      })
+      .catch((error: unknown) => {
+        slot.error = error
+      })
+      .finally(() => {
+        this.#inFlight--
+        onSettled()
+        slot.resolve()
+        this.#pump()
+      })
   }
 
   /** `total` is known once every parent page from the start one to the last has been read. */
   #updateTotal(): void {
     const last = this.#parentTotalPages
-    const pages = last === undefined ? Infinity : Math.max(1, last) - Math.floor(this.#start.parent / PARENT_PAGE_SIZE)
+    const pages = last === undefined ? Infinity : Math.max(1, last) - pageOf(this.#start.parent) + 1
     this.#setTotal(this.#parentPagesRead >= pages ? this.#start.done + this.#expected : undefined)
   }
+}
+
+/** The parent page (1-based) that lists the parent at `index`. */
+function pageOf(index: number): number {
+  return Math.floor(index / PARENT_PAGE_SIZE) + 1
 }
