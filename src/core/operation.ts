@@ -23,6 +23,13 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
   readonly response: z.ZodType<Result> | ((params: z.output<Params>) => z.ZodType<Result>)
   /** Which statuses are success (default: any 2xx). Token issuance accepts only 200. */
   readonly success?: (status: number) => boolean
+  /**
+   * What a success body is returned as: `'as-sent'` (default; the body itself, checked) or
+   * `'parsed'` (the schema's output: for schemas that transform, such as typed metadata).
+   */
+  readonly output?: 'as-sent' | 'parsed'
+  /** For a list: the schema of one item (see `ReadContext.items`). */
+  readonly items?: z.ZodType
   /** Members of the success body that hold secrets (a chat `token`): every string in them, at any depth, is scrubbed from later errors and logs. */
   readonly secretFields?: readonly string[]
 }

@@ -25,6 +25,7 @@ import {
   responseMetadata,
   responseValidationError,
   statusError,
+  type ReadContext,
   type ResponseValidation,
   type WithResponse,
 } from './response.ts'
@@ -111,7 +112,7 @@ export class RequestPipeline {
     }
     const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
     return this.#send(request, this.#sendSettings(callOptions), operation, (raw, body, validation) =>
-      checkBody(raw, body, request, schema, this.#readContext(validation)),
+      checkBody(raw, body, request, schema, this.#readContext(validation, operation)),
     )
   }
 
@@ -148,7 +149,7 @@ export class RequestPipeline {
         }
         const pageSettings = signal === undefined ? settings : { ...settings, signal: anySignal(settings.signal, signal) }
         return this.#send(request, pageSettings, operation, (raw, body, validation) => {
-          const checked = checkBody(raw, body, request, schema, this.#readContext(validation), breaksPaging)
+          const checked = checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging)
           if (checked.pagination.page !== page) {
             const issue = {
               path: ['pagination', 'page'],
@@ -217,8 +218,14 @@ export class RequestPipeline {
     }
   }
 
-  #readContext(validation: ResponseValidation): { redactor: Transport['redactor']; logger: SdkLogger; validation: ResponseValidation } {
-    return { redactor: this.#transport.redactor, logger: this.#settings.logger, validation }
+  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'items'>): ReadContext {
+    return {
+      redactor: this.#transport.redactor,
+      logger: this.#settings.logger,
+      validation,
+      output: operation.output,
+      items: operation.items,
+    }
   }
 }
 

@@ -53,6 +53,10 @@ export interface ReadContext {
   readonly redactor: Redactor
   readonly logger: SdkLogger
   readonly validation: ResponseValidation
+  /** What a body that passes is returned as: the body as sent (default), or the schema's output (when the schema transforms, e.g. typed metadata). */
+  readonly output?: 'as-sent' | 'parsed' | undefined
+  /** A list's item schema: under `warn` with `parsed` output, the items that match are still returned as its output. */
+  readonly items?: z.ZodType | undefined
 }
 
 export function responseMetadata(raw: Pick<RawResponse, 'status' | 'headers'>): APIResponse {
@@ -74,7 +78,8 @@ export function decodeBody(raw: RawResponse): unknown {
 /**
  * Checks a success response's decoded body against `schema` and returns the body itself (not
  * zod's copy), so every field the service sent is kept, unknown ones included, and keys such as
- * `__proto__` stay plain own properties.
+ * `__proto__` stay plain own properties; or, with `output: 'parsed'`, the schema's output (the
+ * schema then keeps unknown fields itself).
  * - `strict`: a body that does not match throws {@link ResponseValidationError}.
  * - `warn`: the body is returned as sent and each distinct issue path is logged once at `warn`;
  *   issues for which `isFatal` answers true still throw (a list's `pagination`, without which
@@ -95,13 +100,23 @@ export function checkBody<S extends z.ZodType>(
     throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
   }
   const result = schema.safeParse(body)
-  if (result.success) return body as z.output<S>
+  if (result.success) return context.output === 'parsed' ? result.data : (body as z.output<S>)
   const issues = toIssues(result.error.issues)
   if (context.validation === 'strict' || issues.some(isFatal)) {
     throw responseValidationError(raw, request, issues, context.redactor, body)
   }
   for (const issue of issues) warnOnce(issue, request, raw, context.logger)
-  return body as z.output<S>
+  const { items } = context
+  const data = (body as { data?: unknown }).data
+  if (context.output !== 'parsed' || items === undefined || !Array.isArray(data)) return body as z.output<S>
+  // Transform what can be: one odd item must not leave every other item untransformed.
+  return {
+    ...body,
+    data: data.map((item: unknown) => {
+      const parsed = items.safeParse(item)
+      return parsed.success ? parsed.data : item
+    }),
+  } as z.output<S>
 }
 
 function warnOnce(issue: ValidationIssue, request: Exchanged, raw: RawResponse, logger: SdkLogger): void {

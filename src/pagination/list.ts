@@ -31,6 +31,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly params: Params
   readonly item: z.ZodType<Item>
   readonly extra?: Extra
+  /** What a page's body is returned as; see `OperationSpec.output`. */
+  readonly output?: 'as-sent' | 'parsed'
   readonly Page?: PageClass<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
@@ -42,6 +44,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     params: spec.params,
     query: ['page', 'limit'],
     response,
+    items: spec.item,
+    ...(spec.output === undefined ? {} : { output: spec.output }),
   })
   return { ...operation, Page: spec.Page ?? (Page as unknown as PageClass<Body, P>) }
 }

@@ -1,42 +1,132 @@
+import * as z from 'zod'
 import type { APIPromise } from '../core/api-promise.ts'
-import { defineOperation } from '../core/operation.ts'
-import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
+import { checkArguments } from '../core/args.ts'
+import { defineOperation, type Operation } from '../core/operation.ts'
+import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../core/pipeline.ts'
-import { defineList, list } from '../pagination/list.ts'
+import { ChatServiceError } from '../errors/errors.ts'
+import { defineList, list, type ListOperation } from '../pagination/list.ts'
+import type { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
+import { idSchema, type Pagination } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
-  customerUserSchema,
-  customerUserUpdateParamsSchema,
-  updatedCustomerUserSchema,
+  customerUserSchemaWith,
+  customerUserUpdateParamsSchemaWith,
+  metadataSchema,
+  updatedCustomerUserSchemaWith,
   type CustomerUser,
   type CustomerUserListParams,
+  type CustomerUserMetadata,
   type CustomerUserUpdateParams,
   type UpdatedCustomerUser,
 } from '../schemas/customer-user.ts'
+import { jsonObjectSchema } from '../schemas/json.ts'
 
-const listCustomerUsers = defineList({
-  name: 'customerUsers.list',
-  path: '/customer-users',
-  params: customerUserListParamsSchema,
-  item: customerUserSchema,
-})
+/** Options of `customerUsers.withMetadata(schema, options)`. */
+export type MetadataOptions = {
+  /**
+   * Keys that must never be sent in metadata, at any depth, compared case-insensitively (e.g.
+   * `['email', 'password', 'token']`: the spec says not to store secrets or personal data there).
+   * An update whose metadata holds one is refused with RequestValidationError naming its path,
+   * before anything is sent. Reads are not checked. Default: none.
+   */
+  forbiddenKeys?: readonly string[] | undefined
+}
 
-const updateCustomerUser = defineOperation({
-  name: 'customerUsers.update',
-  method: 'PUT',
-  path: '/customer-users/{id}',
-  params: customerUserUpdateParamsSchema,
-  response: updatedCustomerUserSchema,
-})
+/** The two operations of customer users, for one metadata schema. */
+interface CustomerUserOperations<Metadata, MetadataInput> {
+  readonly list: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
+  readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>, UpdatedCustomerUser<Metadata>>
+}
 
-/** The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`. */
-export class CustomerUsers {
+const defaultOperations: CustomerUserOperations<CustomerUserMetadata, Record<string, unknown>> = {
+  list: defineList({
+    name: 'customerUsers.list',
+    path: '/customer-users',
+    params: customerUserListParamsSchema,
+    item: customerUserSchemaWith(metadataSchema),
+  }),
+  update: defineOperation({
+    name: 'customerUsers.update',
+    method: 'PUT',
+    path: '/customer-users/{id}',
+    params: customerUserUpdateParamsSchemaWith(jsonObjectSchema) as z.ZodType<unknown, CustomerUserUpdateParams>,
+    response: updatedCustomerUserSchemaWith(metadataSchema),
+  }),
+}
+
+/**
+ * The operations for a caller's metadata schema: reads return the schema's output (so a schema
+ * that upgrades an old version hands back the newest shape); updates send the schema's output,
+ * which must be a plain JSON object, without forbidden keys.
+ */
+function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions): CustomerUserOperations<z.output<S>, z.input<S>> {
+  const forbidden = new Set((options.forbiddenKeys ?? []).map((key) => key.toLowerCase()))
+  const refuseForbidden = (metadata: unknown, ctx: z.RefinementCtx): void => {
+    for (const path of forbiddenPaths(metadata, forbidden, [])) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `"${String(path.at(-1))}" is a forbidden metadata key (forbiddenKeys): it must not be stored in metadata`,
+      })
+    }
+  }
+  // Forbidden keys are refused in what you give (even where your schema would strip them) and in
+  // what is sent: the schema's output, which must be a plain JSON object.
+  const toSend = z
+    .unknown()
+    .superRefine(refuseForbidden)
+    .pipe(schema)
+    .pipe(jsonObjectSchema as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
+    .superRefine(refuseForbidden)
+  return {
+    list: defineList({
+      name: 'customerUsers.list',
+      path: '/customer-users',
+      params: customerUserListParamsSchema,
+      item: customerUserSchemaWith(schema as z.ZodType<z.output<S>>),
+      output: 'parsed',
+    }),
+    update: defineOperation({
+      name: 'customerUsers.update',
+      method: 'PUT',
+      path: '/customer-users/{id}',
+      params: customerUserUpdateParamsSchemaWith(toSend) as z.ZodType<unknown, CustomerUserUpdateParams<z.input<S>>>,
+      response: updatedCustomerUserSchemaWith(schema as z.ZodType<z.output<S>>),
+      output: 'parsed',
+    }),
+  }
+}
+
+/** Paths of every key in `forbidden` (lower-case) inside `value`, at any depth. */
+function forbiddenPaths(value: unknown, forbidden: ReadonlySet<string>, path: (string | number)[]): (string | number)[][] {
+  if (forbidden.size === 0 || value === null || typeof value !== 'object') return []
+  const found: (string | number)[][] = []
+  for (const [key, item] of Object.entries(value)) {
+    const at = [...path, Array.isArray(value) ? Number(key) : key]
+    if (!Array.isArray(value) && forbidden.has(key.toLowerCase())) found.push(at)
+    found.push(...forbiddenPaths(item, forbidden, at))
+  }
+  return found
+}
+
+const updateMetadataArgs = z.strictObject({ externalId: idSchema })
+
+/**
+ * The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`, or
+ * typed by your metadata schema as `client.customerUsers.withMetadata(schema)`.
+ * @typeParam Metadata - The type of `metadata` in what reads and updates return.
+ * @typeParam MetadataInput - The type of `metadata` an update accepts.
+ */
+export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Record<string, unknown>> {
   readonly #pipeline: RequestPipeline
+  readonly #operations: CustomerUserOperations<Metadata, MetadataInput>
 
   /** @internal */
-  constructor(pipeline: RequestPipeline) {
+  constructor(pipeline: RequestPipeline, operations?: CustomerUserOperations<Metadata, MetadataInput>) {
     this.#pipeline = pipeline
+    this.#operations = operations ?? (defaultOperations as unknown as CustomerUserOperations<Metadata, MetadataInput>)
   }
 
   /**
@@ -48,19 +138,21 @@ export class CustomerUsers {
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
-   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError (also for
+   * metadata your `withMetadata` schema refuses, unless `responseValidation: 'warn'`);
+   * ChatServiceError once the client is closed.
    */
-  list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser> {
-    return list(this.#pipeline, listCustomerUsers, {}, params, options)
+  list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>> {
+    return list(this.#pipeline, this.#operations.list, {}, params, options)
   }
 
   /**
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
-   * full object to keep existing keys.
+   * full object to keep existing keys (or use {@link CustomerUsers.updateMetadata}).
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
-   * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object).
+   * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object; with
+   * `withMetadata`, checked by your schema, and its output is what is sent).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
@@ -68,7 +160,74 @@ export class CustomerUsers {
    * RateLimitError (429) once retries run out; APIConnectionError, APITimeoutError;
    * APIUserAbortError; ResponseValidationError; ChatServiceError once the client is closed.
    */
-  update(id: string, params: CustomerUserUpdateParams, options?: RequestOptions): APIPromise<UpdatedCustomerUser> {
-    return this.#pipeline.call(updateCustomerUser, { id }, params, options)
+  update(id: string, params: CustomerUserUpdateParams<MetadataInput>, options?: RequestOptions): APIPromise<UpdatedCustomerUser<Metadata>> {
+    return this.#pipeline.call(this.#operations.update, { id }, params, options)
+  }
+
+  /**
+   * This resource typed and checked by your zod schema of `metadata` (spec, Resources: Customer
+   * user, "Metadata guidance"). Reads (`list`, the result of `update`) check each user's metadata
+   * with it and return its output, typed `z.output<typeof schema>`: a schema that accepts an old
+   * version and transforms it into the newest returns the newest shape. A read that does not match
+   * is a ResponseValidationError, or a warning under `responseValidation: 'warn'` (then the
+   * metadata is returned as sent). `update` checks the metadata you give with the schema before
+   * anything is sent and sends its OUTPUT (an old version you pass is upgraded before it is
+   * written), which must be a plain JSON object; the schema must accept its own output.
+   *
+   * ```ts
+   * const Metadata = z.union([V2, V1.transform(upgrade)])
+   * const users = client.customerUsers.withMetadata(Metadata, { forbiddenKeys: ['password'] })
+   * for await (const user of users.list()) user.metadata // z.output<typeof Metadata>
+   * ```
+   * @param schema - A zod schema of your metadata. Allow `null` (`.nullable()`) if some users have none.
+   * @param options - `forbiddenKeys`: keys refused in metadata before sending.
+   * @throws RequestValidationError when `forbiddenKeys` is not a list of strings.
+   */
+  withMetadata<S extends z.ZodType>(schema: S, options: MetadataOptions = {}): CustomerUsers<z.output<S>, z.input<S>> {
+    const [valid] = checkArguments('customerUsers.withMetadata', [
+      z.strictObject({ forbiddenKeys: z.array(z.string().min(1)).optional() }),
+      options,
+      ['options'],
+    ])
+    return new CustomerUsers(this.#pipeline, operationsFor(schema, valid))
+  }
+
+  /**
+   * Read-modify-write of one user's metadata, found by `external_id` (the spec's recommended
+   * lookup): lists the user, calls `update` with its current metadata, and sends what it returns
+   * as the new metadata. Use it to change some keys and keep the others, since the spec does not
+   * say whether an update merges or replaces metadata.
+   *
+   * NOT ATOMIC: the spec shows no concurrency control, so a write by someone else between the read
+   * and the write is lost. Run it from one place per user, or accept last-writer-wins.
+   *
+   * ```ts
+   * await users.updateMetadata('ext-42', (metadata) => ({ ...metadata, plan: 'pro' }))
+   * ```
+   * @param externalId - The user's `external_id`.
+   * @param update - Gets the current metadata (typed and checked by `withMetadata`'s schema, if
+   * any) and returns (or resolves with) the new one.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, for both requests.
+   * @returns The updated user, or `undefined` when no user has this `external_id`.
+   * @throws ChatServiceError when more than one user has this `external_id`; otherwise the errors
+   * of `list` and `update`, and whatever `update` throws.
+   */
+  async updateMetadata(
+    externalId: string,
+    update: (current: Metadata) => MetadataInput | PromiseLike<MetadataInput>,
+    options?: RequestOptions,
+  ): Promise<UpdatedCustomerUser<Metadata> | undefined> {
+    checkArguments('customerUsers.updateMetadata', [updateMetadataArgs, { externalId }], [requestOptionsSchema, options ?? {}, ['options']])
+    const page = await this.list({ external_id: externalId, limit: 2 }, options)
+    const matches = page.data.filter((user) => user.external_id === externalId)
+    if (matches.length > 1) {
+      throw new ChatServiceError(
+        `More than one customer user has external_id ${JSON.stringify(externalId)}; updateMetadata needs exactly one`,
+      )
+    }
+    const [user] = matches
+    if (user === undefined) return undefined
+    const next = await update(user.metadata)
+    return this.update(user.id, { metadata: next }, options)
   }
 }

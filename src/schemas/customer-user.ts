@@ -100,7 +100,8 @@ export const metadataSchema = z
 
 /** The customer-user schema with `metadata` checked by `metadata`. @internal */
 export function customerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<CustomerUser<M>> {
-  return z.object({
+  // Loose: when a read returns the schema's output (typed metadata), fields it does not know stay.
+  return z.looseObject({
     id: z.string(),
     external_id: z.string(),
     name: z.string().nullable(),
@@ -114,7 +115,7 @@ export function customerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<Cus
 
 /** The updated-customer-user schema with `metadata` checked by `metadata`. @internal */
 export function updatedCustomerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<UpdatedCustomerUser<M>> {
-  return z.object({
+  return z.looseObject({
     id: z.string(),
     external_id: z.string(),
     name: z.string().nullable(),
