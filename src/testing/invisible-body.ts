@@ -36,8 +36,18 @@ function credentialsLength(key: { keyId: string; keySecret: string }): number {
   return Buffer.byteLength(JSON.stringify({ keyId: key.keyId, keySecret: key.keySecret }))
 }
 
+/**
+ * Company ids for a message: the first few only, so that the SDK's error message (it keeps about
+ * 300 characters) still ends with the hint.
+ */
+function listIds(companies: readonly CompanyState[]): string {
+  const ids = companies.slice(0, 5).map((c) => c.id)
+  return companies.length > ids.length ? `${ids.join(', ')}, ...` : ids.join(', ')
+}
+
 function cannotSee(message: string): { refused: FakeResponse } {
-  return { refused: errorResponse(CANNOT_SEE_STATUS, message, { [WARNING_HEADER]: message }) }
+  // A header value must be visible ASCII (seeded company ids need not be).
+  return { refused: errorResponse(CANNOT_SEE_STATUS, message, { [WARNING_HEADER]: message.replace(/[^\x20-\x7e]/g, '?') }) }
 }
 
 function unauthenticated(reason: string): { refused: FakeResponse } {
@@ -75,7 +85,7 @@ export function companyForInvisibleBody(
   if (companyForGet !== undefined) {
     const chosen = state.companies.get(companyForGet)
     if (!chosen) {
-      return cannotSee(`companyForGet ${companyForGet} is not a company of this fake (${candidates.map((c) => c.id).join(', ') || 'none'})`)
+      return cannotSee(`companyForGet ${companyForGet} is not a company of this fake (${listIds(candidates) || 'none'})`)
     }
     candidates = [chosen]
   }
@@ -86,7 +96,7 @@ export function companyForInvisibleBody(
   if (matching.length > 1) {
     return cannotSee(
       `msw mode cannot see GET bodies, and a ${length}-byte credentials body fits keys of several companies ` +
-        `(${matching.map((c) => c.id).join(', ')}): pass createFakeHandlers(fake, baseUrl, { companyForGet }), or ${LISTEN_HINT}`,
+        `(${listIds(matching)}): pass createFakeHandlers(fake, baseUrl, { companyForGet }), or ${LISTEN_HINT}`,
     )
   }
   const scope = companyForGet === undefined ? 'any company' : `company ${companyForGet} (companyForGet)`

@@ -91,6 +91,18 @@ describe('msw mode', () => {
     expect(res.json.error.message).toMatch(/co_a, co_b.*companyForGet/)
   })
 
+  it('names at most five companies, and keeps the header ASCII whatever the company ids', async () => {
+    const ids = ['société', 'c2', 'c3', 'c4', 'c5', 'c6']
+    fake = createFakeChatService({
+      seed: { companies: ids.map((id, i) => ({ id, keys: [{ keyId: `key_${i}`, keySecret: 'same-length' }] })) },
+    })
+    enable({})
+    const res = await call<ErrorBody>(BASE, 'GET', '/rest/v1/agents', { body: { keyId: 'key_0', keySecret: 'same-length' } })
+    expect(res.status).toBe(501)
+    expect(res.json.error.message).toContain('(société, c2, c3, c4, c5, ...)')
+    expect(res.headers[WARNING_HEADER]).toContain('(soci?t?, c2, c3, c4, c5, ...)')
+  })
+
   it('refuses (501) customer-user filters it cannot see, instead of answering with the unfiltered list', async () => {
     enable()
     const res = await call<ErrorBody>(BASE, 'GET', '/rest/v1/customer-users', { body: { ...KEY_A, external_id: 'ext_1' } })
