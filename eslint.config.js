@@ -26,4 +26,35 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  // The import rules of src/ (DEVELOPERS.md, "Layout"): each layer imports only the layers below it,
+  // errors < schemas < core < pagination < resources < client, and the testing kit imports nothing of
+  // the SDK (it is a second, independent reading of the spec). A line here fails CI when broken.
+  ...layers({
+    'src/errors/**': ['schemas', 'core', 'pagination', 'resources', 'client', 'testing'],
+    'src/schemas/**': ['core', 'pagination', 'resources', 'client', 'testing'],
+    'src/core/**': ['pagination', 'resources', 'client', 'testing'],
+    'src/pagination/**': ['resources', 'client', 'testing'],
+    'src/resources/**': ['client', 'testing'],
+    'src/testing/**': ['errors', 'schemas', 'core', 'pagination', 'resources', 'client', 'index', 'version'],
+  }),
 )
+
+/** One `no-restricted-imports` block per folder, naming the src/ modules it must not import. */
+function layers(forbidden) {
+  return Object.entries(forbidden).map(([files, names]) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${names.join('|')})(/|\\.ts$)`,
+              message: `${files.split('/')[1]} must not import ${names.join(', ')}: see DEVELOPERS.md, "Layout".`,
+            },
+          ],
+        },
+      ],
+    },
+  }))
+}
