@@ -3,8 +3,8 @@
  * fake's state ({@link createFakeHandlers}), and {@link createMswNetwork}, which turns on msw's
  * socket-level interception so that undici traffic (which `setupServer()` does not see) reaches
  * them. This entry needs `msw` and `@mswjs/interceptors`, optional peers of the package
- * (`npm install -D msw @mswjs/interceptors`); `chat-service-sdk/testing` works, and type-checks,
- * without them.
+ * (`npm install -D msw @mswjs/interceptors`): without them, importing it throws an error that
+ * names them. `chat-service-sdk/testing` works, and type-checks, without them.
  *
  * msw mode cannot see GET bodies, and refuses (501) what it cannot answer faithfully: see
  * TESTING.md, "What msw mode cannot see".
