@@ -1,0 +1,135 @@
+// Every ```ts block of README.md, as written: type-checked with `strict` and
+// `noUncheckedIndexedAccess`, then run, one module each, against the fake service in listen mode
+// with the CHAT_SERVICE_* environment set and the globals of snippet-globals.d.ts (a `client`, a
+// `conversationId`). A block right after `<!-- snippet: type-check only -->` is only type-checked
+// (the testing-kit examples, which are vitest files; test/docs/readme-listen.test.ts and
+// readme-msw.test.ts run them). If this fails, the README is wrong.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import ts from 'typescript'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ChatServiceClient } from 'chat-service-sdk'
+import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const dir = join(root, 'test/docs/.snippets')
+
+interface Snippet {
+  /** 1-based line of the opening fence in README.md. */
+  readonly line: number
+  readonly code: string
+  readonly run: boolean
+  readonly file: string
+}
+
+function readmeSnippets(): Snippet[] {
+  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n')
+  const snippets: Snippet[] = []
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]?.trim() !== '```ts') continue
+    const start = i
+    const body: string[] = []
+    for (i++; i < lines.length && lines[i]?.trim() !== '```'; i++) body.push(lines[i] ?? '')
+    const marker = lines[start - 1]?.trim() ?? ''
+    snippets.push({
+      line: start + 1,
+      code: body.join('\n'),
+      run: marker !== '<!-- snippet: type-check only -->',
+      file: join(dir, `readme-line-${start + 1}.ts`),
+    })
+  }
+  return snippets
+}
+
+const snippets = readmeSnippets()
+
+beforeAll(() => {
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  // `export {}` makes each snippet a module, so its own `const client` may shadow the global one.
+  for (const snippet of snippets) writeFileSync(snippet.file, `${snippet.code}\nexport {}\n`)
+})
+
+it('README.md has ts snippets to check', () => {
+  expect(snippets.length).toBeGreaterThan(10)
+})
+
+it('every snippet type-checks with strict and noUncheckedIndexedAccess', () => {
+  const program = ts.createProgram([...snippets.map((snippet) => snippet.file), join(root, 'test/docs/snippet-globals.d.ts')], {
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    target: ts.ScriptTarget.ES2023,
+    lib: ['lib.es2023.d.ts', 'lib.es2024.string.d.ts', 'lib.esnext.disposable.d.ts'],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: ['node'],
+    typeRoots: [join(root, 'node_modules/@types')],
+    noEmit: true,
+    skipLibCheck: true,
+    allowImportingTsExtensions: true,
+    paths: {
+      'chat-service-sdk': [join(root, 'src/index.ts')],
+      'chat-service-sdk/testing': [join(root, 'src/testing/index.ts')],
+      'chat-service-sdk/testing/msw': [join(root, 'src/testing/msw.ts')],
+    },
+  })
+  const problems = ts
+    .getPreEmitDiagnostics(program)
+    .filter((diagnostic) => diagnostic.file?.fileName.startsWith(dir) === true)
+    .map((diagnostic) => {
+      const file = diagnostic.file as ts.SourceFile
+      const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
+      const readmeLine = Number(/readme-line-(\d+)/.exec(file.fileName)?.[1]) + line + 1
+      return `README.md:${readmeLine}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`
+    })
+  expect(problems).toEqual([])
+}, 60_000)
+
+describe('every snippet runs against the fake', () => {
+  const seed = generateDataset({ seed: 1, agents: 5, customerUsers: 40, conversations: 12, messages: 400 })
+  const company = seed.companies[0]
+  const key = company?.keys[0]
+  const withMessages = company?.conversations?.find((conversation) => (company.messages ?? []).some((m) => m.conversation_id === conversation.id))
+  let server: FakeServerHandle
+  let cwd: string
+  const saved = { cwd: process.cwd(), env: { ...process.env } }
+
+  beforeAll(async () => {
+    server = await createFakeChatService({ seed }).listen()
+    process.env['CHAT_SERVICE_BASE_URL'] = server.url
+    process.env['CHAT_SERVICE_KEY_ID'] = key?.keyId
+    process.env['CHAT_SERVICE_KEY_SECRET'] = key?.keySecret
+    process.env['CHAT_SERVICE_LOG'] = 'error'
+    // Snippets may write files (a cursor): somewhere that is not the repository.
+    cwd = mkdtempSync(join(tmpdir(), 'readme-snippets-'))
+    process.chdir(cwd)
+  })
+  afterAll(async () => {
+    process.chdir(saved.cwd)
+    process.env = saved.env
+    rmSync(cwd, { recursive: true, force: true })
+    await server.close()
+  })
+
+  it.each(snippets.filter((snippet) => snippet.run).map((snippet) => [snippet.line, snippet] as const))(
+    'README.md:%i',
+    async (_line, snippet) => {
+      const client = new ChatServiceClient()
+      Object.assign(globalThis, { client, conversationId: withMessages?.id })
+      // What the snippets print is for readers, not for the test log.
+      const { log, error } = console
+      console.log = () => undefined
+      console.error = () => undefined
+      try {
+        await import(pathToFileURL(snippet.file).href)
+      } finally {
+        console.log = log
+        console.error = error
+        await client.close()
+      }
+    },
+    30_000,
+  )
+})
