@@ -10,14 +10,14 @@
 // self-signed certificate the way a user with a private CA would, with NODE_EXTRA_CA_CERTS: the
 // pool under test is the client's own, so nothing is passed to the client but its options.
 // With `allowH2: true` in the transport, both cases below fail (exit code 1 with the errors above).
-import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selfSignedCertificate, type Certificate } from '../helpers/certificates.ts'
 
 const KEY = { keyId: 'key_h2', keySecret: 'sk_test_h2_idle_secret_0123456789' }
 const AGENTS = 10
@@ -27,32 +27,13 @@ const IDLE_MS = 6_000
 const SLOW_PAGE_MS = 300
 
 let dir: string
-let certificate: { key: Buffer; cert: Buffer; certFile: string }
+let certificate: Certificate & { certFile: string }
 
-/** A self-signed certificate for 127.0.0.1, made now with the openssl command (nothing secret is committed). */
-beforeAll(async () => {
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-h2-'))
-  const keyFile = join(dir, 'key.pem')
   const certFile = join(dir, 'cert.pem')
-  try {
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'].concat([
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ]),
-      { stdio: 'pipe' },
-    )
-  } catch (error) {
-    throw new Error('this test makes its TLS certificate with the openssl command, which failed', { cause: error })
-  }
-  certificate = { key: await readFile(keyFile), cert: await readFile(certFile), certFile }
+  certificate = { ...selfSignedCertificate(['IP:127.0.0.1']), certFile }
+  writeFileSync(certFile, certificate.cert)
 })
 
 afterAll(() => {
