@@ -36,23 +36,21 @@ try {
   })
   console.log(`updated metadata of ${updated.id} at ${updated.updated_at}: keys ${Object.keys(updated.metadata ?? {}).join(', ')}`)
 
-  // 5. Every customer user, every conversation, and every message of each.
+  // 5. Every customer user, every conversation (with the first page's response), and every message.
   let customerUsers = 0
   for await (const _ of client.customerUsers.list({ limit: 100 })) customerUsers++
+  const { data: conversationPage, response } = await client.conversations.list({ limit: 100 }).withResponse()
+  console.log(`conversations: HTTP ${response.status}, request id ${response.requestId ?? '(none sent)'}`)
   let conversations = 0
-  let messages = 0
+  for await (const _ of conversationPage) conversations++
+  // Every message of every conversation, in nested-loop order, 8 requests in flight.
+  const all = client.conversations.messages.listAll({ concurrency: 8 })
   const byRole = new Map<string, number>()
-  for await (const conversation of client.conversations.list({ limit: 100 })) {
-    conversations++
-    for await (const message of client.conversations.messages.list(conversation.id, { limit: 100 }, { prefetch: 2 })) {
-      messages++
-      byRole.set(message.role, (byRole.get(message.role) ?? 0) + 1)
-    }
-  }
+  for await (const message of all) byRole.set(message.role, (byRole.get(message.role) ?? 0) + 1)
   const roles = [...byRole].map(([role, n]) => `${n} ${role}`).join(', ')
   console.log(`customer users: ${customerUsers}`)
   console.log(`conversations: ${conversations}`)
-  console.log(`messages: ${messages} (${roles})`)
+  console.log(`messages: ${all.progress.done} of ${all.progress.total ?? '?'} expected (${roles})`)
 } catch (error) {
   if (error instanceof APIError) console.error(`The service said ${error.status}: ${error.message}`)
   else if (error instanceof ChatServiceError) console.error(`${error.name}: ${error.message}`)
