@@ -72,7 +72,7 @@ export function encode(data: Buffer, coding: Coding): Buffer {
     case 'gzip':
       return zlib.gzipSync(data)
     case 'br':
-      return zlib.brotliCompressSync(data)
+      return zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } })
     case 'zstd':
       return zlib.zstdCompressSync(data)
   }
