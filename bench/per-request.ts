@@ -1,6 +1,12 @@
 // Per-request benchmark: one page of 20 agents, sequential and at 32 in flight, for the raw-undici
 // floor, the SDK and axios + zod (and, in the full run, the old floor as a labelled control),
-// interleaved over rounds against one fake service in another process.
+// against one fake service in another process.
+//
+// Pairing. The goals are ratios of the SDK to the floor, and on a shared machine the load moves
+// from second to second. So in every round and mode the floor and the SDK run in ABBA order, each
+// as two half-blocks (floor, SDK, SDK, floor; the next round SDK, floor, floor, SDK): both halves
+// of a contender are merged, and a load change that drifts across the four half-blocks weighs on
+// both alike. The other contenders run after the pair, in another order each round.
 import diagnostics from 'node:diagnostics_channel'
 import { agentsPage, axiosClient, oldFloor, rawFloor, sdk, type Contender } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
@@ -21,12 +27,23 @@ export interface PerRequestConfig {
   withOldFloor: boolean
 }
 
-/** What one timed block measured. */
+/** What one timed block measured, raw (blocks of one contender and round are merged before summarising). */
+export interface RawBlock {
+  /** Latency of each completed call, ms. */
+  latencies: Float64Array
+  wallMs: number
+  /** Client CPU time (user + system, this process), µs. */
+  cpuUs: number
+  completed: number
+  truncated: boolean
+}
+
+/** A block's (or merged blocks') summary. */
 export interface BlockResult {
   p50: number
   p99: number
   rps: number
-  /** Client CPU time (user + system, this process) per call, µs. */
+  /** Client CPU time per call, µs. */
   cpuUs: number
   completed: number
   truncated: boolean
@@ -46,13 +63,7 @@ export interface ContenderFigures {
 }
 
 /** Runs `count` calls with `concurrency` in flight (1 = sequential), bounded by `budgetMs`; each must return `items`. */
-export async function timedBlock(
-  contender: Contender,
-  count: number,
-  concurrency: number,
-  budgetMs: number,
-  items = 20,
-): Promise<BlockResult> {
+export async function rawBlock(contender: Contender, count: number, concurrency: number, budgetMs: number, items = 20): Promise<RawBlock> {
   const deadline = new Deadline(budgetMs, `${contender.name} block`)
   const latencies = new Float64Array(count)
   let next = 0
@@ -69,17 +80,24 @@ export async function timedBlock(
   }
   const cpu = process.cpuUsage()
   const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, worker))
-  const wall = performance.now() - started
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+  const wallMs = performance.now() - started
   const used = process.cpuUsage(cpu)
-  const done = Array.from(latencies.subarray(0, completed))
+  return { latencies: latencies.subarray(0, completed), wallMs, cpuUs: used.user + used.system, completed, truncated: completed < count }
+}
+
+/** Merges blocks of one contender (its two halves of an ABBA pair) into one result. */
+export function summarize(blocks: readonly RawBlock[]): BlockResult {
+  const latencies = blocks.flatMap((b) => Array.from(b.latencies))
+  const completed = blocks.reduce((n, b) => n + b.completed, 0)
+  const wallMs = blocks.reduce((n, b) => n + b.wallMs, 0)
   return {
-    p50: percentile(done, 50),
-    p99: percentile(done, 99),
-    rps: (completed / wall) * 1000,
-    cpuUs: (used.user + used.system) / completed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    rps: (completed / wallMs) * 1000,
+    cpuUs: blocks.reduce((n, b) => n + b.cpuUs, 0) / completed,
     completed,
-    truncated: completed < count,
+    truncated: blocks.some((b) => b.truncated),
   }
 }
 
@@ -99,38 +117,42 @@ export async function connectionsOver(contender: Contender, calls: number): Prom
   return sockets
 }
 
-async function warm(contender: Contender, calls: number, concurrency: number): Promise<void> {
-  await timedBlock(contender, calls, concurrency, 20_000)
-}
-
 export async function perRequest(server: ServerInfo, config: PerRequestConfig, log: (line: string) => void): Promise<ContenderFigures[]> {
   const page = agentsPage()
-  // The floor first: ratios are taken against contenders[0].
+  // The floor first: ratios are taken against contenders[0]; contenders[1] (the SDK) is its pair.
   const contenders = [rawFloor(server, page), sdk(server, page), axiosClient(server)]
   if (config.withOldFloor) contenders.push(oldFloor(server, page))
+  const [floor, mine, ...others] = contenders as [Contender, Contender, ...Contender[]]
+  const block = (c: Contender, count: number, concurrency: number): Promise<RawBlock> => {
+    collectGarbage()
+    return rawBlock(c, count, concurrency, config.blockBudgetMs)
+  }
   try {
     const connections = new Map<string, number>()
     for (const c of contenders) connections.set(c.name, await connectionsOver(c, 100))
     for (const c of contenders) {
-      await warm(c, config.warmUp, 1)
-      await warm(c, config.warmUp, config.concurrency)
+      await rawBlock(c, config.warmUp, 1, 20_000)
+      await rawBlock(c, config.warmUp, config.concurrency, 20_000)
     }
     const results = new Map<string, { seq: BlockResult[]; con: BlockResult[] }>(contenders.map((c) => [c.name, { seq: [], con: [] }]))
     for (let round = 0; round < config.rounds; round++) {
       const started = performance.now()
-      // Interleave: per round, all contenders' sequential blocks back to back, then all concurrent
-      // blocks, in another order each round, so the blocks a ratio compares are adjacent in time.
-      for (const c of rotate(contenders, round)) {
-        collectGarbage()
-        results.get(c.name)!.seq.push(await timedBlock(c, config.sequential, 1, config.blockBudgetMs))
-      }
-      for (const c of rotate(contenders, round + 1)) {
-        collectGarbage()
-        results.get(c.name)!.con.push(await timedBlock(c, config.concurrent, config.concurrency, config.blockBudgetMs))
+      for (const mode of ['seq', 'con'] as const) {
+        const count = mode === 'seq' ? config.sequential : config.concurrent
+        const concurrency = mode === 'seq' ? 1 : config.concurrency
+        const half = Math.ceil(count / 2)
+        const [a, b] = round % 2 === 0 ? [floor, mine] : [mine, floor]
+        const a1 = await block(a, half, concurrency)
+        const b1 = await block(b, half, concurrency)
+        const b2 = await block(b, half, concurrency)
+        const a2 = await block(a, half, concurrency)
+        results.get(a.name)![mode].push(summarize([a1, a2]))
+        results.get(b.name)![mode].push(summarize([b1, b2]))
+        for (const c of rotate(others, round)) results.get(c.name)![mode].push(summarize([await block(c, count, concurrency)]))
       }
       log(`  per-request round ${round + 1}/${config.rounds}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
     }
-    const floor = results.get(contenders[0]!.name)!
+    const base = results.get(floor.name)!
     return contenders.map((c) => {
       const r = results.get(c.name)!
       const pick = (blocks: BlockResult[], key: 'p50' | 'p99' | 'rps' | 'cpuUs'): Spread => spread(blocks.map((b) => b[key]))
@@ -141,11 +163,11 @@ export async function perRequest(server: ServerInfo, config: PerRequestConfig, l
         sequential: { p50: pick(r.seq, 'p50'), p99: pick(r.seq, 'p99'), rps: pick(r.seq, 'rps'), cpuUs: pick(r.seq, 'cpuUs') },
         concurrent: { p50: pick(r.con, 'p50'), p99: pick(r.con, 'p99'), rps: pick(r.con, 'rps'), cpuUs: pick(r.con, 'cpuUs') },
         vsFloor: {
-          seqP50: ratio(r.seq, floor.seq, 'p50'),
-          conP50: ratio(r.con, floor.con, 'p50'),
-          conRps: ratio(r.con, floor.con, 'rps'),
+          seqP50: ratio(r.seq, base.seq, 'p50'),
+          conP50: ratio(r.con, base.con, 'p50'),
+          conRps: ratio(r.con, base.con, 'rps'),
         },
-        extraCpuUs: spread(r.con.map((b, i) => b.cpuUs - floor.con[i]!.cpuUs)),
+        extraCpuUs: spread(r.con.map((b, i) => b.cpuUs - base.con[i]!.cpuUs)),
         truncatedBlocks: [...r.seq, ...r.con].filter((b) => b.truncated).length,
         connectionsPer100: connections.get(c.name)!,
       }

@@ -32,8 +32,8 @@ const LATENCY_MS = 5
 const GOAL = { seqP50: 1.1, rpsAt32: 0.95, alloc: 1.5 }
 
 const perRequestConfig: PerRequestConfig = quick
-  ? { rounds: 5, sequential: 200, concurrent: 1_000, concurrency: 32, warmUp: 500, blockBudgetMs: 5_000, withOldFloor: false }
-  : { rounds: 7, sequential: 1_000, concurrent: 4_000, concurrency: 32, warmUp: 1_000, blockBudgetMs: 15_000, withOldFloor: true }
+  ? { rounds: 5, sequential: 300, concurrent: 1_600, concurrency: 32, warmUp: 500, blockBudgetMs: 5_000, withOldFloor: false }
+  : { rounds: 9, sequential: 1_000, concurrent: 4_000, concurrency: 32, warmUp: 1_000, blockBudgetMs: 15_000, withOldFloor: true }
 const allocConfig: AllocConfig = quick
   ? { rounds: 5, batch: 100, warmUp: 300, budgetMs: 60_000 }
   : { rounds: 9, batch: 200, warmUp: 1_000, budgetMs: 120_000 }
@@ -104,8 +104,8 @@ if (sections.has('request') || sections.has('schema') || sections.has('alloc')) 
       out()
       out(`## Per request: GET /rest/v1/agents?page=1&limit=20 (one page of 20 agents)`)
       out(
-        `${c.rounds} rounds; per round all sequential blocks (${c.sequential} calls each), then all blocks of ${c.concurrent} calls with ${c.concurrency} in flight, contenders in another order each round. ` +
-          `Floor: raw undici with the SDK's pool settings (bench/floor.ts). Median over rounds (min–max).`,
+        `${c.rounds} rounds; per round ${c.sequential} sequential calls per contender, then ${c.concurrent} calls with ${c.concurrency} in flight. ` +
+          `The floor (raw undici with the SDK's pool settings, bench/floor.ts) and the SDK run in ABBA half-blocks (the order flips each round); the others follow, rotated. Median over rounds (min–max).`,
       )
       out()
       out(
