@@ -1,7 +1,7 @@
 /**
- * The logic of `chat-service-fake` (the bin, cli.ts, wires it to the process): reads the
- * arguments, starts the fake on loopback with a generated dataset, and writes what a user needs
- * to reach it. Kept apart from the process (signals, exit status) so that it runs in tests.
+ * The logic of `chat-service-fake` (the bin, cli.ts, hands it the process): reads the arguments,
+ * starts the fake on loopback with a generated dataset, writes what a user needs to reach it, and
+ * stops on a signal. It takes the process's parts as arguments so that tests run it in-process.
  *
  * @module
  */
@@ -155,4 +155,44 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
   const companyId = seed.companies[0]?.id ?? ''
   output.out(options.json ? `${JSON.stringify(server.clientOptions())}\n` : describe(options, server, companyId))
   return { server, json: options.json }
+}
+
+/** The parts of `process` that {@link stopOnSignals} uses. */
+export interface SignalTarget {
+  on(event: 'SIGINT' | 'SIGTERM' | 'disconnect', listener: () => void): unknown
+  /** `true` when started with an IPC channel (`child_process.fork`, or `stdio: [..., 'ipc']`). */
+  readonly connected?: boolean
+  disconnect?(): void
+  exit(code: number): void
+}
+
+/**
+ * Closes the server on Ctrl-C (SIGINT), SIGTERM, or, when started with an IPC channel, when the
+ * parent goes away; then lets the process end (exit status 0). A second signal while closing
+ * exits at once with status 1. Resolves once the server is closed.
+ */
+export function stopOnSignals(
+  running: { server: FakeServerHandle; json: boolean },
+  target: SignalTarget,
+  output: CommandOutput,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false
+    const stop = (): void => {
+      if (stopping) {
+        target.exit(1) // do not make the user wait
+        return
+      }
+      stopping = true
+      void running.server.close().then(() => {
+        if (!running.json) output.err('chat-service-fake: stopped\n')
+        // An open IPC channel would keep the process alive.
+        if (target.connected === true) target.disconnect?.()
+        resolve()
+      })
+    }
+    target.on('SIGINT', stop)
+    target.on('SIGTERM', stop)
+    if (target.connected === true) target.on('disconnect', stop)
+  })
 }

@@ -2,14 +2,14 @@
 // through command.ts), and the process a user starts (the bin from source; the packed bin is the
 // same file built): stopped by a signal, with its exit status.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { once } from 'node:events'
+import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
 import { generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
-import { runCommand, type CommandResult } from '../../src/testing/command.ts'
+import { runCommand, stopOnSignals, type CommandResult } from '../../src/testing/command.ts'
 
 const CLI = fileURLToPath(new URL('../../src/testing/cli.ts', import.meta.url))
 
@@ -151,6 +151,34 @@ describe('chat-service-fake: what it prints and serves', () => {
     } finally {
       await new Promise((resolve) => taken.close(resolve))
     }
+  })
+})
+
+describe('chat-service-fake: stopping', () => {
+  it.each(['SIGINT', 'SIGTERM', 'disconnect'] as const)('on %s, closes the server and lets the process end', async (event) => {
+    const { result } = await runInProcess(['--port', '0'])
+    const server = serverOf(result)
+    const target = Object.assign(new EventEmitter(), { connected: true, disconnect: vi.fn(), exit: vi.fn() })
+    let err = ''
+    const stopped = stopOnSignals({ server, json: false }, target, { out: () => {}, err: (text) => (err += text) })
+    target.emit(event)
+    await stopped
+    expect(err).toBe('chat-service-fake: stopped\n')
+    expect(target.disconnect).toHaveBeenCalledOnce() // an open IPC channel would keep the process alive
+    expect(target.exit).not.toHaveBeenCalled() // it ends on its own, with exit status 0
+    await expect(request(server.url)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+  })
+
+  it('a second Ctrl-C while closing exits at once with status 1; without an IPC channel, no disconnect', async () => {
+    const { result } = await runInProcess(['--port', '0', '--json'])
+    const server = serverOf(result)
+    const target = Object.assign(new EventEmitter(), { connected: false, exit: vi.fn() })
+    const stopped = stopOnSignals({ server, json: true }, target, { out: () => {}, err: () => {} })
+    expect(target.listenerCount('disconnect')).toBe(0)
+    target.emit('SIGINT')
+    target.emit('SIGINT')
+    expect(target.exit).toHaveBeenCalledExactlyOnceWith(1)
+    await stopped
   })
 })
 
