@@ -19,7 +19,7 @@ import {
 } from 'chat-service-sdk'
 import { Agent } from 'undici'
 import { KEY_ID, KEY_SECRET, agent, conversation, emptyListFor, tokenResponse } from '../helpers/fixtures.ts'
-import { rejection, recordingLogger, startLoopback, targetOf, type Arrival, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, recordingLogger, startLoopback, targetOf, until, type Arrival, type LoopbackServer } from '../helpers/loopback.ts'
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.ZGVyaXZlZC1jbGllbnQtdG9rZW4.c2lnbmF0dXJlLXBhcnQ'
 
@@ -227,6 +227,23 @@ describe('closing', () => {
       expect((error as Error).message).toMatch(/closed/)
     }
     expect(server.arrivals).toHaveLength(0)
+  })
+
+  it.each([
+    ['the derived client', (_parent: ChatServiceClient, derived: ChatServiceClient) => derived.close()],
+    ['the parent', (parent: ChatServiceClient) => parent.close()],
+  ])('close() on %s ends a derived client’s pending retry wait with ChatServiceError', async (_name, close) => {
+    server.respond(() => ({ status: 503, headers: { 'retry-after': '30' }, body: 'busy' }))
+    const derived = client.withOptions({ maxRetries: 2 })
+    const pending = derived.agents.list()
+    await until(() => server.arrivals.length === 1)
+    await close(client, derived)
+    // Without close() ending the 30 s wait this would outlast the test's timeout.
+    const error = await rejection(pending)
+    expect(error).toBeInstanceOf(ChatServiceError)
+    expect(error).not.toBeInstanceOf(InternalServerError)
+    expect((error as Error).message).toMatch(/closed/)
+    expect(server.arrivals).toHaveLength(1)
   })
 
   it('closing a derived client leaves a caller’s dispatcher open for the parent', async () => {
