@@ -1,6 +1,6 @@
 // Child process of the allocation benchmark (started by bench/alloc.ts, never by hand): bytes
-// allocated per call for one page of 100 messages, by the raw-undici floor, the SDK, and
-// `JSON.parse` of the page's bytes alone. Prints one JSON line.
+// allocated per call for one page of 100 messages, by the raw-undici floor, the SDK, the strict
+// floor, and `JSON.parse` of the page's bytes alone. Prints one JSON line.
 //
 // Method: V8 cannot switch its GC off, but with a young generation far larger than a batch
 // allocates (the parent starts this process with --min/--max-semi-space-size=128, i.e. 128 MB
@@ -13,7 +13,7 @@
 //   env BENCH_SERVER='{"url","keyId","keySecret","conversationId"}' BENCH_ROUNDS=N BENCH_BATCH=N BENCH_WARMUP=N
 import { PerformanceObserver } from 'node:perf_hooks'
 import v8 from 'node:v8'
-import { messagesPage, rawFloor, sdk, type Contender } from './contenders.ts'
+import { messagesPage, rawFloor, sdk, strictFloor, type Contender } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
 import { credentialsBody, floorAgent, floorGet } from './floor.ts'
 import { rotate } from './lib.ts'
@@ -65,6 +65,7 @@ await probe.close()
 const contenders: Contender[] = [
   rawFloor(server, page),
   sdk(server, page),
+  strictFloor(server, page),
   {
     name: 'JSON.parse of the page alone',
     call: async () => (JSON.parse(text) as { data: unknown[] }).data.length,

@@ -3,7 +3,7 @@
 // young generation large enough that no GC runs inside a measured batch (method: see that file).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { FLOOR, SDK } from './contenders.ts'
+import { FLOOR, SDK, STRICT_FLOOR } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
 import { spread, type Spread } from './lib.ts'
 
@@ -83,5 +83,5 @@ export async function allocation(server: ServerInfo, config: AllocConfig): Promi
 }
 
 function order(name: string): number {
-  return name === FLOOR ? 0 : name === SDK ? 1 : 2
+  return name === FLOOR ? 0 : name === SDK ? 1 : name === STRICT_FLOOR ? 2 : 3
 }

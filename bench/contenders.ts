@@ -8,7 +8,7 @@ import { Agent, request } from 'undici'
 import * as z from 'zod'
 import { ChatServiceClient } from 'chat-service-sdk'
 import type { ServerInfo } from './fake.ts'
-import { credentialsBody, floorAgent, floorGet } from './floor.ts'
+import { credentialsBody, floorAgent, floorGet, strictFloorGet } from './floor.ts'
 
 /** One page every contender reads: where it is, how many items it holds, how the SDK asks for it. */
 export interface PageTarget {
@@ -46,6 +46,7 @@ export const FLOOR = 'raw undici (floor)'
 export const SDK = 'SDK'
 export const AXIOS = 'axios + zod'
 export const OLD_FLOOR = 'raw undici, no reset: false (old floor, NOT fair)'
+export const STRICT_FLOOR = 'raw undici dispatch() handler (strict floor, reference)'
 
 /** The floor (bench/floor.ts): the SDK's pool settings, `reset: false`, the SDK's headers, `body.json()`. */
 export function rawFloor(server: ServerInfo, page: PageTarget): Contender {
@@ -55,6 +56,20 @@ export function rawFloor(server: ServerInfo, page: PageTarget): Contender {
     name: FLOOR,
     async call() {
       const parsed = await floorGet<{ data: unknown[] }>(agent, server.url, page.path, body)
+      return parsed.data.length
+    },
+    close: () => agent.close(),
+  }
+}
+
+/** The strict floor (bench/floor.ts `strictFloorGet`): the same agent, undici's `dispatch()` with a minimal handler. */
+export function strictFloor(server: ServerInfo, page: PageTarget): Contender {
+  const agent = floorAgent()
+  const body = credentialsBody(server)
+  return {
+    name: STRICT_FLOOR,
+    async call() {
+      const parsed = await strictFloorGet<{ data: unknown[] }>(agent, server.url, page.path, body)
       return parsed.data.length
     },
     close: () => agent.close(),

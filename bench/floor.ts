@@ -49,3 +49,44 @@ export async function floorGet<T>(
   if (response.statusCode !== 200) throw new Error(`raw undici: HTTP ${response.statusCode} for ${path}: ${await response.body.text()}`)
   return (await response.body.json()) as T
 }
+
+/**
+ * The strict floor: the same GET through undici's low-level `dispatch()` with a minimal handler
+ * (collect the chunks, one `JSON.parse`), which skips the Readable stream `request()` builds for
+ * the body. It is what an SDK built on a custom dispatch handler can reach at best, so it is shown
+ * next to the floor as a labelled reference; the goals are against the floor (`floorGet`), which is
+ * what a user writes.
+ */
+export function strictFloorGet<T>(
+  dispatcher: Dispatcher,
+  origin: string,
+  path: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = floorHeaders,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let status = 0
+    dispatcher.dispatch(
+      { origin, path, method: 'GET', headers, body, reset: false },
+      {
+        // undici requires the method even when there is nothing to do at the start.
+        onRequestStart() {},
+        onResponseStart(_controller, statusCode) {
+          status = statusCode
+        },
+        onResponseData(_controller, chunk) {
+          chunks.push(chunk)
+        },
+        onResponseEnd() {
+          const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8')
+          if (status === 200) resolve(JSON.parse(text) as T)
+          else reject(new Error(`raw undici dispatch: HTTP ${status} for ${path}: ${text}`))
+        },
+        onResponseError(_controller, error) {
+          reject(error)
+        },
+      },
+    )
+  })
+}

@@ -1,5 +1,6 @@
 // Per-request benchmark: one page of 20 agents, sequential and at 32 in flight, for the raw-undici
-// floor, the SDK and axios + zod (and, in the full run, the old floor as a labelled control),
+// floor, the SDK, the strict floor (a reference) and axios + zod (and, in the full run, the old
+// floor as a labelled control),
 // against one fake service in another process.
 //
 // Pairing. The goals are ratios of the SDK to the floor, and on a shared machine the load moves
@@ -8,7 +9,7 @@
 // of a contender are merged, and a load change that drifts across the four half-blocks weighs on
 // both alike. The other contenders run after the pair, in another order each round.
 import diagnostics from 'node:diagnostics_channel'
-import { agentsPage, axiosClient, oldFloor, rawFloor, sdk, type Contender } from './contenders.ts'
+import { agentsPage, axiosClient, oldFloor, rawFloor, sdk, strictFloor, type Contender } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
 import { collectGarbage, Deadline, percentile, rotate, spread, type Spread } from './lib.ts'
 
@@ -120,7 +121,7 @@ export async function connectionsOver(contender: Contender, calls: number): Prom
 export async function perRequest(server: ServerInfo, config: PerRequestConfig, log: (line: string) => void): Promise<ContenderFigures[]> {
   const page = agentsPage()
   // The floor first: ratios are taken against contenders[0]; contenders[1] (the SDK) is its pair.
-  const contenders = [rawFloor(server, page), sdk(server, page), axiosClient(server)]
+  const contenders = [rawFloor(server, page), sdk(server, page), strictFloor(server, page), axiosClient(server)]
   if (config.withOldFloor) contenders.push(oldFloor(server, page))
   const [floor, mine, ...others] = contenders as [Contender, Contender, ...Contender[]]
   const block = (c: Contender, count: number, concurrency: number): Promise<RawBlock> => {

@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { allocation, type AllocConfig, type AllocResult } from './alloc.ts'
-import { AXIOS, FLOOR, OLD_FLOOR, SDK, tryFetchGetBody, verifyAxiosSendsGetBody } from './contenders.ts'
+import { AXIOS, FLOOR, OLD_FLOOR, SDK, STRICT_FLOOR, tryFetchGetBody, verifyAxiosSendsGetBody } from './contenders.ts'
 import { spawnFake, type SpawnedFake } from './fake.ts'
 import { iteration, type IterationConfig, type IterationFigures } from './iteration.ts'
 import { fmtSpread, machineInfo, MB, spread, table, type Spread } from './lib.ts'
@@ -305,6 +305,7 @@ const floor = results.perRequest?.find((f) => f.name === FLOOR)
 const mine = results.perRequest?.find((f) => f.name === SDK)
 const ax = results.perRequest?.find((f) => f.name === AXIOS)
 const old = results.perRequest?.find((f) => f.name === OLD_FLOOR)
+const strict = results.perRequest?.find((f) => f.name === STRICT_FLOOR)
 if (floor && mine) {
   const seq = mine.vsFloor.seqP50
   const thr = mine.vsFloor.conRps
@@ -323,6 +324,11 @@ if (floor && mine) {
     ])
     block.push(`SDK/axios+zod p50 seq, req/s@32 ${x(vsAxSeq)}, ${x(vsAxCon)}`)
   }
+  if (strict) {
+    const s = `${x(ratioOf(mine.sequential.p50, strict.sequential.p50))}, ${x(ratioOf(mine.concurrent.rps, strict.concurrent.rps))}`
+    goals.push([`(reference) SDK vs ${STRICT_FLOOR}: seq p50, req/s at 32`, s, 'reference'])
+    block.push(`SDK/strict floor p50, req/s@32  ${s}`)
+  }
   if (old) {
     goals.push([
       `(5, old floor — NOT fair, for the record) SDK vs ${OLD_FLOOR}: seq p50, req/s at 32`,
@@ -332,6 +338,14 @@ if (floor && mine) {
   }
 }
 const allocSdk = results.alloc?.figures.find((f) => f.name === SDK)
+const allocStrict = results.alloc?.figures.find((f) => f.name === STRICT_FLOOR)
+if (allocSdk && allocStrict) {
+  goals.push([
+    `(reference) SDK bytes per 100-message page vs ${STRICT_FLOOR}`,
+    x(spread(allocSdk.total.values.map((v, i) => v / allocStrict.total.values[i]!))),
+    'reference',
+  ])
+}
 if (allocSdk) {
   goals.push([
     `(9) SDK bytes allocated per 100-message page ≤ ${GOAL.alloc}× the floor`,
