@@ -132,7 +132,8 @@ check_ts() {
   new_project "$1" "$2"
   npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$7"
   cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$dir/"
-  write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts optional-undefined.ts
+  cp "$FIXTURES/metadata-misuse.ts" "$dir/" # typed metadata misuses (withMetadata), also must not compile
+  write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts optional-undefined.ts metadata-misuse.ts
   tsc_in "$dir"
   if [ "$6" = yes ]; then
     echo "+ node sample.ts"
