@@ -17,6 +17,8 @@ npm run -s export-messages -- "$out/messages.jsonl" 2> "$out/export.err"
 tail -c 300 "$out/export.err"; echo
 lines=$(wc -l < "$out/messages.jsonl")
 [ "$lines" -eq 10000 ] || { echo "export wrote $lines lines, expected 10000"; exit 1; }
+# A finished export deletes its cursor file (examples/export-messages.ts), so the next run starts anew.
+[ ! -e "$out/messages.jsonl.cursor" ] || { echo "export finished but left $out/messages.jsonl.cursor"; exit 1; }
 npm exec -- node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
   const ids = new Set();
