@@ -43,7 +43,7 @@ interface CallDefaults {
 
 /** What a derived client is made from (see {@link ChatServiceClient.withOptions}). */
 class Derivation {
-  readonly parent: { transport: Transport; baseUrl: string; keyId: string; defaults: CallDefaults }
+  readonly parent: { transport: Transport; baseUrl: string; keyId: string; defaults: CallDefaults; closing: AbortSignal }
   readonly overrides: ClientOverrides
 
   constructor(parent: Derivation['parent'], overrides: ClientOverrides) {
@@ -91,6 +91,8 @@ export class ChatServiceClient implements AsyncDisposable {
   readonly #defaults: CallDefaults
   /** Set on a derived client: closes it without closing the pool it borrows. */
   readonly #ownClosing: AbortController | undefined
+  /** Aborted when this client is closed, or a client it derives from. */
+  readonly #closing: AbortSignal
 
   /**
    * @param options - See {@link ClientOptions}. `baseUrl`, `keyId` and `keySecret` default to the
@@ -105,7 +107,9 @@ export class ChatServiceClient implements AsyncDisposable {
       this.keyId = parent.keyId
       this.#defaults = mergeDefaults(parent.defaults, overrides)
       this.#ownClosing = new AbortController()
-      const closing = AbortSignal.any([parent.transport.closing, this.#ownClosing.signal])
+      // Closed with its parent (and so with the pool's owner), or on its own.
+      const closing = AbortSignal.any([parent.closing, this.#ownClosing.signal])
+      this.#closing = closing
       const pipeline = new RequestPipeline(this.#transport, settingsFor(this.#defaults, this.#transport.redactor, closing))
       ;[this.auth, this.customerUsers, this.agents, this.conversations] = resources(pipeline)
       return
@@ -121,12 +125,15 @@ export class ChatServiceClient implements AsyncDisposable {
       )
     if (base.origin.startsWith('http:') && !base.loopback && valid.allowInsecureHttp !== true) {
       throw new RequestValidationError('new ChatServiceClient', [
-        {
-          path: ['baseUrl'],
-          code: 'invalid_format',
-          message:
-            'Refusing http: on a non-loopback host: the key secret would cross the network in clear text. Use https:, or pass allowInsecureHttp: true',
-        },
+        fromVariable(
+          {
+            path: ['baseUrl'],
+            code: 'invalid_format',
+            message:
+              'Refusing http: on a non-loopback host: the key secret would cross the network in clear text. Use https:, or pass allowInsecureHttp: true',
+          },
+          valid.baseUrl,
+        ),
       ])
     }
     const redactor = new Redactor(keySecret)
@@ -157,7 +164,8 @@ export class ChatServiceClient implements AsyncDisposable {
     this.baseUrl = base.href
     this.keyId = keyId
     this.#ownClosing = undefined
-    const settings = settingsFor(this.#defaults, redactor, this.#transport.closing)
+    this.#closing = this.#transport.closing
+    const settings = settingsFor(this.#defaults, redactor, this.#closing)
     const pipeline = new RequestPipeline(this.#transport, settings)
     ;[this.auth, this.customerUsers, this.agents, this.conversations] = resources(pipeline)
 
@@ -188,15 +196,21 @@ export class ChatServiceClient implements AsyncDisposable {
    * ```
    *
    * The pool belongs to the client constructed with `new`. `close()` on a derived client ends that
-   * client only (its later calls and retry waits reject with ChatServiceError); `close()` on the
-   * client that owns the pool closes it for every client derived from it, which then reject new
-   * calls the same way.
+   * client and the clients derived from it (their later calls and retry waits reject with
+   * ChatServiceError); `close()` on the client that owns the pool closes it for every client
+   * derived from it, which then reject new calls the same way.
    * @throws RequestValidationError for an option that cannot be changed here (`baseUrl`, `keyId`,
    * `keySecret`, `dispatcher`, `connections`, ...) or an invalid value.
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
     const [valid] = checkArguments('client.withOptions', [clientOverridesSchema, overrides])
-    const parent = { transport: this.#transport, baseUrl: this.baseUrl, keyId: this.keyId, defaults: this.#defaults }
+    const parent = {
+      transport: this.#transport,
+      baseUrl: this.baseUrl,
+      keyId: this.keyId,
+      defaults: this.#defaults,
+      closing: this.#closing,
+    }
     return new ChatServiceClient(new Derivation(parent, valid) as ClientOptions)
   }
 

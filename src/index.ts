@@ -19,6 +19,12 @@ export { Auth } from './resources/auth.ts'
 export { Conversations } from './resources/conversations.ts'
 export { CustomerUsers, type MetadataOptions } from './resources/customer-users.ts'
 export { ListAllIterable, type ListAllProgress, type SkippedParent } from './pagination/list-all.ts'
-export { ConversationMessages, DEFAULT_LIST_ALL_CONCURRENCY, MessagePage, type AllMessages, type MessageListAllParams } from './resources/messages.ts'
+export {
+  ConversationMessages,
+  DEFAULT_LIST_ALL_CONCURRENCY,
+  MessagePage,
+  type AllMessages,
+  type MessageListAllParams,
+} from './resources/messages.ts'
 export * from './schemas/index.ts'
 export { VERSION } from './version.ts'

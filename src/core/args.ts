@@ -6,6 +6,7 @@
 import type * as z from 'zod'
 import { RequestValidationError, type ValidationIssue } from '../errors/errors.ts'
 import { toIssues } from './issues.ts'
+import type { Redactor } from './redact.ts'
 
 /** One argument to check: its schema, its value, and where its issues go (`[]`: the root). */
 export type ArgumentCheck = readonly [schema: z.ZodType, value: unknown, at?: readonly (string | number)[]]
@@ -13,11 +14,14 @@ export type ArgumentCheck = readonly [schema: z.ZodType, value: unknown, at?: re
 /** The outputs of the checked arguments, in order. */
 export type CheckedArguments<C extends readonly ArgumentCheck[]> = { [K in keyof C]: z.output<C[K][0]> }
 
+/** The call being checked: its name, and the client's redactor once there is one (issues echo keys and values). */
+export type CheckContext = string | { readonly operation: string; readonly redactor: Redactor }
+
 /**
  * Returns each argument's parsed value, in order.
- * @throws RequestValidationError naming `operation`, with every issue found.
+ * @throws RequestValidationError naming the operation, with every issue found (secrets scrubbed).
  */
-export function checkArguments<const C extends readonly ArgumentCheck[]>(operation: string, ...checks: C): CheckedArguments<C> {
+export function checkArguments<const C extends readonly ArgumentCheck[]>(context: CheckContext, ...checks: C): CheckedArguments<C> {
   const outputs: unknown[] = []
   let issues: ValidationIssue[] | undefined
   for (const [schema, value, at = []] of checks) {
@@ -25,6 +29,14 @@ export function checkArguments<const C extends readonly ArgumentCheck[]>(operati
     if (result.success) outputs.push(result.data)
     else (issues ??= []).push(...toIssues(result.error.issues).map((issue) => ({ ...issue, path: [...at, ...issue.path] })))
   }
-  if (issues !== undefined) throw new RequestValidationError(operation, issues)
+  if (issues !== undefined) {
+    if (typeof context === 'string') throw new RequestValidationError(context, issues)
+    const { operation, redactor } = context
+    const redact = (key: string | number): string | number => (typeof key === 'string' ? redactor.redact(key) : key)
+    throw new RequestValidationError(
+      operation,
+      issues.map((issue) => ({ ...issue, path: issue.path.map(redact), message: redactor.redact(issue.message) })),
+    )
+  }
   return outputs as CheckedArguments<C>
 }

@@ -98,8 +98,8 @@ export interface ClientOptions {
    */
   responseValidation?: ResponseValidation | undefined
   /**
-   * Ask for compressed responses (`accept-encoding: gzip, br`, plus `zstd` where Node supports it)
-   * and decode them (default true). `false` asks for none.
+   * Ask for compressed responses (`accept-encoding: gzip, br`) and decode them (default true).
+   * `false` asks for none. Not `zstd`: Node's decoder stops after a body's first frame.
    */
   compression?: boolean | undefined
   /** Allow an `http:` baseUrl on a non-loopback host (default false): the key secret would cross the network in clear text. */

@@ -14,7 +14,7 @@ import type * as z from 'zod'
 import type { ValidationIssue } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 import { APIPromise } from './api-promise.ts'
-import { checkArguments } from './args.ts'
+import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
 import type { RawResponse } from './exchange.ts'
 import type { SdkLogger } from './logger.ts'
 import { listRequestOptionsSchema, requestOptionsSchema, type ListRequestOptions, type RequestOptions } from './options.ts'
@@ -97,12 +97,18 @@ export class RequestPipeline {
     params: unknown,
     options: RequestOptions | undefined,
   ): Promise<WithResponse<Result>> {
-    const [ids, valid, callOptions] = checkArguments(
-      operation.name,
-      [operation.pathParams, pathParams],
-      [operation.params, params],
-      [requestOptionsSchema, options ?? {}, ['options']],
-    )
+    let checked
+    try {
+      checked = this.check(
+        operation.name,
+        [operation.pathParams, pathParams],
+        [operation.params, params],
+        [requestOptionsSchema, options ?? {}, ['options']],
+      )
+    } catch (error) {
+      return this.refuse(operation, error)
+    }
+    const [ids, valid, callOptions] = checked
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const request: OutgoingRequest = {
       operation: operation.name,
@@ -126,7 +132,7 @@ export class RequestPipeline {
     params: unknown,
     options: ListRequestOptions | undefined,
   ): PreparedList<Body> {
-    const [ids, valid, listOptions] = checkArguments(
+    const [ids, valid, listOptions] = this.check(
       operation.name,
       [operation.pathParams, pathParams],
       [operation.params, params],
@@ -162,6 +168,26 @@ export class RequestPipeline {
         })
       },
     }
+  }
+
+  /**
+   * Checks a call's arguments (see `args.ts`), scrubbing secrets from the issues.
+   * @throws RequestValidationError listing every issue.
+   */
+  check<const C extends readonly ArgumentCheck[]>(operation: string, ...checks: C): CheckedArguments<C> {
+    return checkArguments({ operation, redactor: this.#transport.redactor }, ...checks)
+  }
+
+  /**
+   * Publishes a call refused before anything was sent (its arguments failed their checks) as a
+   * traced operation that failed with `error`, and rejects with it.
+   */
+  refuse(operation: Pick<Operation, 'name' | 'method' | 'path'>, error: unknown): Promise<never> {
+    const path = `${this.#transport.prefix}${operation.path}`
+    return traced(
+      () => ({ operation: operation.name, method: operation.method, path }),
+      () => Promise.reject(error instanceof Error ? error : new Error(String(error))),
+    )
   }
 
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */

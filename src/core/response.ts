@@ -23,7 +23,10 @@ import type { Redactor } from './redact.ts'
 export interface APIResponse {
   /** HTTP status, e.g. `200`. */
   readonly status: number
-  /** Response headers, lower-case names; repeated headers joined with `, `. */
+  /**
+   * Response headers, lower-case names; repeated headers joined with `, `. A compressed response
+   * was decoded: its `content-encoding` and `content-length` (of the compressed bytes) are gone.
+   */
   readonly headers: Readonly<Record<string, string>>
   /** The `x-request-id` response header when the service sends one, else `undefined`. Quote it in support tickets. */
   readonly requestId: string | undefined
@@ -82,7 +85,8 @@ export function decodeBody(raw: RawResponse): unknown {
  * schema then keeps unknown fields itself).
  * - `strict`: a body that does not match throws {@link ResponseValidationError}.
  * - `warn`: the body is returned as sent and each distinct issue path is logged once at `warn`;
- *   issues for which `isFatal` answers true still throw (a list's `pagination`, without which
+ *   issues for which `isFatal` answers true still throw (by default a body that is not even the
+ *   right kind of value; for a list, also its `pagination`, without which
  *   paging cannot be trusted).
  * A body that is not JSON always throws.
  */
@@ -92,7 +96,7 @@ export function checkBody<S extends z.ZodType>(
   request: Exchanged,
   schema: S,
   context: ReadContext,
-  isFatal: (issue: ValidationIssue) => boolean = () => true,
+  isFatal: (issue: ValidationIssue) => boolean = (issue) => issue.path.length === 0,
 ): z.output<S> {
   if (typeof body === 'string' || body === undefined) {
     const message =

@@ -6,7 +6,6 @@
  * with the final response whatever its status; what the status means is `response.ts`'s job.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import * as zlib from 'node:zlib'
 import { Agent, interceptors, type Dispatcher } from 'undici'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
 import { VERSION } from '../version.ts'
@@ -15,7 +14,7 @@ import type { SdkLogger } from './logger.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import type { Redactor } from './redact.ts'
 import { responseValidationError, type Exchanged } from './response.ts'
-import { backoffDelay, decideRetry, isCertificateError, type AttemptFailure } from './retry.ts'
+import { backoffDelay, decideRetry, isCertificateError, serverRequestedDelay, type AttemptFailure } from './retry.ts'
 import type { RequestTrace } from './tracing.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -58,8 +57,12 @@ export interface TransportConfig {
 
 const USER_AGENT = `chat-service-sdk/${VERSION} node/${process.versions.node}`
 
-/** What the SDK asks for: gzip and br everywhere, zstd where this Node can decode it (22.15+). */
-export const ACCEPT_ENCODING = typeof zlib.createZstdDecompress === 'function' ? 'gzip, br, zstd' : 'gzip, br'
+/**
+ * What the SDK asks for: gzip and br. Not zstd, although Node 22.15+ has a decoder: it stops after
+ * the first frame of a multi-frame body (RFC 8878 allows several), so a response could be cut
+ * short without an error. A zstd body a server sends anyway is still decoded.
+ */
+export const ACCEPT_ENCODING = 'gzip, br'
 
 /**
  * The headers of every request of a client: `user-agent`, the caller's own, then the ones the SDK
@@ -181,7 +184,8 @@ export class Transport {
 
       const decision = decideRetry(failure, attempt, settings.maxRetries)
       if (failure.kind === 'status' && failure.status === 429 && (decision.retry || decision.reason !== 'wait-too-long')) {
-        this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + (decision.retry ? decision.delayMs : backoffDelay(attempt - 1)))
+        const pause = decision.retry ? decision.delayMs : (serverRequestedDelay(failure.headers) ?? backoffDelay(attempt - 1))
+        this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pause)
       }
       if (!decision.retry) {
         if (decision.reason === 'wait-too-long') {

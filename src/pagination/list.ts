@@ -65,7 +65,7 @@ export function list<Params extends z.ZodType, Body extends PageBody, P extends 
   try {
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
-    return PagePromise.reject(error)
+    return PagePromise.reject(pipeline.refuse(operation, error))
   }
   const source: PageSource<P> = {
     prefetch: prepared.prefetch,

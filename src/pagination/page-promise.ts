@@ -27,9 +27,8 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
     this.#source = source
   }
 
-  /** @internal A PagePromise that rejects with `error` (bad arguments): nothing is sent. */
-  static reject<T, P extends Page<T>>(error: unknown): PagePromise<T, P> {
-    const first = Promise.reject(error instanceof Error ? error : new Error(String(error)))
+  /** @internal A PagePromise of a call refused before anything was sent: `first` rejects with its error. */
+  static reject<T, P extends Page<T>>(first: Promise<never>): PagePromise<T, P> {
     return new PagePromise<T, P>(first, { prefetch: 0, fetch: () => first })
   }
 

@@ -1,6 +1,5 @@
 import * as z from 'zod'
 import type { APIPromise } from '../core/api-promise.ts'
-import { checkArguments } from '../core/args.ts'
 import { defineOperation, type Operation } from '../core/operation.ts'
 import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../core/pipeline.ts'
@@ -184,7 +183,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @throws RequestValidationError when `forbiddenKeys` is not a list of strings.
    */
   withMetadata<S extends z.ZodType>(schema: S, options: MetadataOptions = {}): CustomerUsers<z.output<S>, z.input<S>> {
-    const [valid] = checkArguments('customerUsers.withMetadata', [
+    const [valid] = this.#pipeline.check('customerUsers.withMetadata', [
       z.strictObject({ forbiddenKeys: z.array(z.string().min(1)).optional() }),
       options,
       ['options'],
@@ -217,7 +216,11 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
     update: (current: Metadata) => MetadataInput | PromiseLike<MetadataInput>,
     options?: RequestOptions,
   ): Promise<UpdatedCustomerUser<Metadata> | undefined> {
-    checkArguments('customerUsers.updateMetadata', [updateMetadataArgs, { externalId }], [requestOptionsSchema, options ?? {}, ['options']])
+    this.#pipeline.check(
+      'customerUsers.updateMetadata',
+      [updateMetadataArgs, { externalId }],
+      [requestOptionsSchema, options ?? {}, ['options']],
+    )
     const page = await this.list({ external_id: externalId, limit: 2 }, options)
     const matches = page.data.filter((user) => user.external_id === externalId)
     if (matches.length > 1) {

@@ -1,5 +1,4 @@
 import * as z from 'zod'
-import { checkArguments } from '../core/args.ts'
 import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { PreparedList, RequestPipeline } from '../core/pipeline.ts'
 import { RequestValidationError } from '../errors/errors.ts'
@@ -144,7 +143,7 @@ export class ConversationMessages {
    */
   listAll(params: MessageListAllParams = {}, options?: RequestOptions): AllMessages {
     const operation = 'conversations.messages.listAll'
-    const [valid, callOptions] = checkArguments(
+    const [valid, callOptions] = this.#pipeline.check(
       operation,
       [listAllParamsSchema, params],
       [requestOptionsSchema, options ?? {}, ['options']],

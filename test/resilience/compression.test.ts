@@ -1,6 +1,6 @@
 /**
- * Compression (issue 10), at a real loopback server: requests ask for gzip and br (and zstd where
- * Node has it); gzip, br and zstd responses are decoded, error responses included (and still cut
+ * Compression (issue 10), at a real loopback server: requests ask for gzip and br (not zstd: see
+ * the first test); gzip, br and (sent anyway) zstd responses are decoded, error responses included (and still cut
  * at 64 KiB after decoding); `compression: false` asks for nothing; a caller's own undici
  * dispatcher gets decoding too; `maxResponseBytes` caps the DECODED size, so a compression bomb
  * (about 1 MiB of gzip, or 2 KiB of br, that inflates to 1 GiB) ends in ResponseValidationError
@@ -58,7 +58,10 @@ function accepted(headers: Record<string, string | string[] | undefined>): strin
 }
 
 describe('what requests ask for', () => {
-  it('every request asks for gzip and br (and zstd on a Node that has it)', async () => {
+  // Not zstd: Node's zstd decoder stops after the first frame of a multi-frame body, which would
+  // cut a response short without an error (see ACCEPT_ENCODING in src/core/transport.ts). A zstd
+  // body a server sends anyway is still decoded (below).
+  it('every request asks for exactly gzip and br', async () => {
     server.respond((request) =>
       request.method === 'POST'
         ? { body: tokenResponse() }
@@ -72,9 +75,7 @@ describe('what requests ask for', () => {
       expect(server.arrivals).toHaveLength(3)
       for (const arrival of server.arrivals) {
         const codings = accepted(arrival.headers)
-        expect(codings).toContain('gzip')
-        expect(codings).toContain('br')
-        if (ZSTD) expect(codings).toContain('zstd')
+        expect(codings).toEqual(['gzip', 'br'])
       }
     } finally {
       await client.close()
@@ -124,7 +125,7 @@ describe.each(CODINGS)('a %s response', (coding) => {
     const client = makeClient({ dispatcher })
     try {
       expect((await client.agents.list({ limit: 100 })).data).toStrictEqual(page.data)
-      expect(accepted(server.arrivals[0]!.headers)).toContain(coding)
+      expect(accepted(server.arrivals[0]!.headers)).toEqual(['gzip', 'br'])
     } finally {
       await client.close()
       await dispatcher.close()
