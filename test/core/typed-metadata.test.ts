@@ -412,7 +412,7 @@ describe('at a service the fake cannot play', () => {
   })
   beforeEach(() => {
     loopback.clear()
-    wire = new ChatServiceClient({ baseUrl: loopback.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
+    wire = new ChatServiceClient({ baseUrl: loopback.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logger })
   })
   afterEach(async () => {
     await wire.close()
@@ -442,7 +442,7 @@ describe('at a service the fake cannot play', () => {
     expect(updated).toMatchObject({ segment: 'b2c', metadata: { version: 2, plan: { name: 'free', seats: 1 }, flags: [] } })
   })
 
-  it('an update result that does not match: ResponseValidationError with the issue at metadata, the raw body kept', async () => {
+  it('an update result that does not match: ResponseValidationError (strict), as sent with one warning (warn)', async () => {
     const echoed = { id: 'cu-1', external_id: 'ext-1', name: null, email: null, metadata: { version: 9 }, active: true, updated_at: 'x' }
     loopback.respond(() => ({ body: echoed }))
     const users = wire.customerUsers.withMetadata(Versioned)
@@ -450,6 +450,10 @@ describe('at a service the fake cannot play', () => {
     expect(error).toBeInstanceOf(ResponseValidationError)
     expect((error as ResponseValidationError).issues.map((issue) => issue.path)).toStrictEqual([['metadata']])
     expect((error as ResponseValidationError).body).toStrictEqual(echoed)
+    const tolerant = await users.update('cu-1', { metadata: { version: 1, tier: 'gold' } }, { responseValidation: 'warn' })
+    expect(tolerant.metadata).toStrictEqual({ version: 9 })
+    expect(logger.messages('warn')).toHaveLength(1)
+    expect(logger.messages('warn')[0]).toContain('customerUsers.update')
   })
 
   it('users without metadata (null): refused unless the schema is .nullable()', async () => {
