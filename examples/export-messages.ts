@@ -31,6 +31,8 @@ const output = process.argv[2] ?? 'messages.jsonl'
 const cursorFile = `${output}.cursor`
 /** How often the cursor is saved (ms): often enough to lose little, rarely enough that fsync costs nothing. */
 const SAVE_EVERY_MS = 1_000
+/** How often the progress is updated (ms). */
+const SHOW_EVERY_MS = 100
 /** How often the plain progress line is printed when stderr is not a terminal (ms). */
 const PLAIN_EVERY_MS = 2_000
 /** Exit statuses of a run stopped by a signal: 128 + the signal's number, as shells report it. */
@@ -96,9 +98,27 @@ interface ProgressView {
   stop(): void
 }
 
-function rateOf(done: number, startDone: number, startedAt: number): number {
-  const seconds = (performance.now() - startedAt) / 1000
-  return seconds > 0 ? (done - startDone) / seconds : 0
+/** Messages a second over the last 10 s: an average since the start would hide a slowdown for too long. */
+class RateMeter {
+  static readonly SAMPLE_MS = 250
+  static readonly SAMPLES = 40
+  readonly #samples: { at: number; done: number }[]
+
+  constructor(done: number) {
+    this.#samples = [{ at: performance.now(), done }]
+  }
+
+  /** Messages a second, given `done` now. */
+  perSecond(done: number): number {
+    const now = performance.now()
+    const last = this.#samples[this.#samples.length - 1] as { at: number }
+    if (now - last.at >= RateMeter.SAMPLE_MS) {
+      this.#samples.push({ at: now, done })
+      if (this.#samples.length > RateMeter.SAMPLES) this.#samples.shift()
+    }
+    const first = this.#samples[0] as { at: number; done: number }
+    return now > first.at ? ((done - first.done) * 1000) / (now - first.at) : 0
+  }
 }
 
 function duration(seconds: number): string {
@@ -111,27 +131,36 @@ function duration(seconds: number): string {
       : `${s}s`
 }
 
+/** Rate and time left as shown, from the meter (not `eta`: cli-progress fills its own `{eta}`). */
+function figures(meter: RateMeter, { done, total }: ListAllProgress): { rate: string; timeLeft: string } {
+  const rate = meter.perSecond(done)
+  return {
+    rate: Math.round(rate).toLocaleString('en'),
+    timeLeft: total === undefined ? '?' : duration(Math.max(0, total - done) / rate),
+  }
+}
+
 function progressView(startDone: number): ProgressView {
-  const startedAt = performance.now()
+  const meter = new RateMeter(startDone)
   if (process.stderr.isTTY) {
-    // cli-progress draws on stderr and computes the ETA from its recent updates; the rate is ours.
+    // cli-progress draws the bar on stderr; rate and ETA are ours (its own ETA, from its last few
+    // updates, swings wildly when a whole page of messages arrives at once).
     const bar = new SingleBar({
-      format: 'messages {bar} {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}',
+      format: 'messages {bar} {percentage}% | {value}/{total} | {rate}/s | ETA {timeLeft}',
       hideCursor: true,
-      etaBuffer: 50,
       fps: 10,
     })
     let started = false
     return {
-      update({ done, total }) {
+      update(progress) {
+        const { done, total } = progress
         if (total === undefined) return // the conversation list is still being read
-        const payload = { rate: Math.round(rateOf(done, startDone, startedAt)).toLocaleString('en') }
         if (!started) {
-          bar.start(Math.max(total, done), done, payload)
+          bar.start(Math.max(total, done), done, figures(meter, progress))
           started = true
         } else {
-          bar.setTotal(Math.max(total, done))
-          bar.update(done, payload)
+          bar.setTotal(Math.max(total, done)) // message_count can be a little stale
+          bar.update(done, figures(meter, progress))
         }
       },
       stop() {
@@ -142,12 +171,14 @@ function progressView(startDone: number): ProgressView {
   let latest: ListAllProgress = { done: startDone, total: undefined }
   const line = (): string => {
     const { done, total } = latest
-    const rate = rateOf(done, startDone, startedAt)
-    const share = total === undefined || total === 0 ? '' : ` of ${total} (${((100 * done) / total).toFixed(1)}%)`
-    const eta = total === undefined ? '' : `, ETA ${duration(Math.max(0, total - done) / rate)}`
-    return `exported ${done}${share} messages, ${Math.round(rate)} messages/s${eta}\n`
+    const { rate, timeLeft } = figures(meter, latest)
+    const of = total === undefined ? '' : ` of ${total}`
+    const share = total === undefined || total === 0 ? '' : ` (${((100 * done) / total).toFixed(1)}%)`
+    return `exported ${done}${of} messages${share}, ${rate} messages/s, ETA ${timeLeft}\n`
   }
-  const timer = setInterval(() => process.stderr.write(line()), PLAIN_EVERY_MS)
+  const timer = setInterval(() => {
+    process.stderr.write(line())
+  }, PLAIN_EVERY_MS)
   timer.unref()
   return {
     update(progress) {
@@ -202,13 +233,18 @@ const all = client.conversations.messages.listAll(checkpoint === undefined ? {} 
 const view = progressView(checkpoint?.done ?? 0)
 let failure: unknown
 let lastSave = performance.now()
+let lastShown = 0
 try {
   for await (const message of all) {
     const line = `${JSON.stringify(message)}\n`
     bytes += Buffer.byteLength(line)
     if (!out.write(line)) await once(out, 'drain')
     if (stoppedBy !== undefined) break
-    view.update(all.progress)
+    // A redraw a message would cost more than the export itself: ten a second are plenty.
+    if (performance.now() - lastShown >= SHOW_EVERY_MS) {
+      view.update(all.progress)
+      lastShown = performance.now()
+    }
     if (performance.now() - lastSave >= SAVE_EVERY_MS) {
       // Taken after this line, saved once it is on disk: the output never lacks a line the cursor says is written.
       const at: Checkpoint = { version: 1, cursor: all.cursor(), bytes, done: all.progress.done }
@@ -221,6 +257,7 @@ try {
   // The caller's signal ends the iteration with APIUserAbortError: that is our own stop.
   if (!(stoppedBy !== undefined && error instanceof APIUserAbortError)) failure = error
 } finally {
+  view.update(all.progress) // where it ended, not where the last redraw was
   view.stop()
 }
 
