@@ -293,6 +293,8 @@ class Run<P, C> {
   #awaitedParentPage: number | undefined
   /** Index of the first parent this run yields from: the start, or where the cursor's parent was found. */
   #firstIndex: number | undefined
+  /** Until the first parent has been handed out. */
+  #askedFirst = true
   readonly #parents = new Map<number, ParentState<P, C>>()
   /** The parent and child page the consumer is on (or waits for). */
   #currentParent: number
@@ -338,7 +340,9 @@ class Run<P, C> {
       this.#awaitedParentPage = undefined
       if (slot.error !== undefined) throw slot.error as Error
       const first = this.#firstIndex as number
-      if (index === this.#start.parent) index = first
+      // The first parent asked for is the cursor's: wherever it was found on its page.
+      if (this.#askedFirst) index = first
+      this.#askedFirst = false
       const state = this.#parents.get(index)
       if (state !== undefined) {
         this.#currentParent = index

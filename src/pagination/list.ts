@@ -36,7 +36,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly Page?: PageClass<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
-  const response = z.object({ data: z.array(spec.item), pagination: paginationSchema, ...spec.extra }) as unknown as z.ZodType<Body>
+  // Loose: when a page is returned as the schema's output (typed metadata), members it does not know stay.
+  const response = z.looseObject({ data: z.array(spec.item), pagination: paginationSchema, ...spec.extra }) as unknown as z.ZodType<Body>
   const operation = defineOperation({
     name: spec.name,
     method: 'GET',

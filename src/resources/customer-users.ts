@@ -98,15 +98,25 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
   }
 }
 
-/** Paths of every key in `forbidden` (lower-case) inside `value`, at any depth. */
-function forbiddenPaths(value: unknown, forbidden: ReadonlySet<string>, path: (string | number)[]): (string | number)[][] {
-  if (forbidden.size === 0 || value === null || typeof value !== 'object') return []
+/**
+ * Paths of every key in `forbidden` (lower-case) inside `value`, at any depth. A cycle is not
+ * followed (the JSON check reports it).
+ */
+function forbiddenPaths(
+  value: unknown,
+  forbidden: ReadonlySet<string>,
+  path: (string | number)[],
+  ancestors: Set<object> = new Set(),
+): (string | number)[][] {
+  if (forbidden.size === 0 || value === null || typeof value !== 'object' || ancestors.has(value)) return []
+  ancestors.add(value)
   const found: (string | number)[][] = []
   for (const [key, item] of Object.entries(value)) {
     const at = [...path, Array.isArray(value) ? Number(key) : key]
     if (!Array.isArray(value) && forbidden.has(key.toLowerCase())) found.push(at)
-    found.push(...forbiddenPaths(item, forbidden, at))
+    found.push(...forbiddenPaths(item, forbidden, at, ancestors))
   }
+  ancestors.delete(value)
   return found
 }
 
@@ -159,7 +169,11 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * RateLimitError (429) once retries run out; APIConnectionError, APITimeoutError;
    * APIUserAbortError; ResponseValidationError; ChatServiceError once the client is closed.
    */
-  update(id: string, params: CustomerUserUpdateParams<MetadataInput>, options?: RequestOptions): APIPromise<UpdatedCustomerUser<Metadata>> {
+  update(
+    id: string,
+    params: CustomerUserUpdateParams<NonNullable<MetadataInput>>,
+    options?: RequestOptions,
+  ): APIPromise<UpdatedCustomerUser<Metadata>> {
     return this.#pipeline.call(this.#operations.update, { id }, params, options)
   }
 
@@ -213,7 +227,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    */
   async updateMetadata(
     externalId: string,
-    update: (current: Metadata) => MetadataInput | PromiseLike<MetadataInput>,
+    update: (current: Metadata) => NonNullable<MetadataInput> | PromiseLike<NonNullable<MetadataInput>>,
     options?: RequestOptions,
   ): Promise<UpdatedCustomerUser<Metadata> | undefined> {
     this.#pipeline.check(
@@ -221,14 +235,17 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
       [updateMetadataArgs, { externalId }],
       [requestOptionsSchema, options ?? {}, ['options']],
     )
-    const page = await this.list({ external_id: externalId, limit: 2 }, options)
-    const matches = page.data.filter((user) => user.external_id === externalId)
-    if (matches.length > 1) {
-      throw new ChatServiceError(
-        `More than one customer user has external_id ${JSON.stringify(externalId)}; updateMetadata needs exactly one`,
-      )
+    // Every page of the filter, matched exactly here: how the service matches is not shown.
+    let user: CustomerUser<Metadata> | undefined
+    for await (const candidate of this.list({ external_id: externalId, limit: 100 }, options)) {
+      if (candidate.external_id !== externalId) continue
+      if (user !== undefined) {
+        throw new ChatServiceError(
+          `More than one customer user has external_id ${JSON.stringify(externalId)}; updateMetadata needs exactly one`,
+        )
+      }
+      user = candidate
     }
-    const [user] = matches
     if (user === undefined) return undefined
     const next = await update(user.metadata)
     return this.update(user.id, { metadata: next }, options)

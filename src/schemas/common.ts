@@ -24,7 +24,7 @@ export type Pagination = {
 }
 
 /** @internal */
-export const paginationSchema = z.object({
+export const paginationSchema = z.looseObject({
   page: z.number().int().min(1),
   limit: z.number().int().min(1),
   total: z.number().int().min(0),

@@ -79,11 +79,12 @@ describe('withMetadata(schema)', () => {
     expectTypeOf<(current: Out) => { version: 1; tier: 'free' }>().toExtend<Callback>()
   })
 
-  it('a .nullable() schema lets metadata be null on read and on write', () => {
+  it('a .nullable() schema lets metadata be null on read, not on write (metadata sent must be a JSON object)', () => {
     const nullable = (client: ChatServiceClient) => client.customerUsers.withMetadata(V2.nullable())
     type Users = ReturnType<typeof nullable>
     expectTypeOf<Awaited<ReturnType<Users['list']>>['data'][number]['metadata']>().toEqualTypeOf<z.output<typeof V2> | null>()
-    expectTypeOf<null>().toExtend<Parameters<Users['updateMetadata']>[1] extends (c: never) => infer R ? R : never>()
+    expectTypeOf<null>().not.toExtend<Parameters<Users['updateMetadata']>[1] extends (c: never) => infer R ? R : never>()
+    expectTypeOf<{ metadata: null }>().not.toExtend<Parameters<Users['update']>[1]>()
   })
 })
 
