@@ -14,15 +14,15 @@ export interface GenerateDatasetOptions {
   /** PRNG seed (any finite number; it is folded to 32 bits). */
   seed: number
   /** Agents per company. Default 5 (about a quarter inactive; the first is always active). */
-  agents?: number
+  agents?: number | undefined
   /** Customer users per company. Default 50. */
-  customerUsers?: number
+  customerUsers?: number | undefined
   /** Conversations per company. Default 100; needs at least one customer user. */
-  conversations?: number
+  conversations?: number | undefined
   /** Messages per company, spread unevenly over its conversations. Default 1000. */
-  messages?: number
+  messages?: number | undefined
   /** Number of companies. Default 1. */
-  companies?: number
+  companies?: number | undefined
 }
 
 /** 32-bit seeded PRNG returning floats in [0, 1). */

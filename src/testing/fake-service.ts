@@ -42,7 +42,7 @@ export interface FakeChatService {
    * `createMswNetwork` lets requests to it through, so one test file can use both modes.
    * @throws the `listen` error of `node:http` (e.g. `EADDRINUSE`) when the port is taken.
    */
-  listen(opts?: { port?: number; host?: string }): Promise<FakeServerHandle>
+  listen(opts?: { port?: number | undefined; host?: string | undefined }): Promise<FakeServerHandle>
   /**
    * The next `n` requests that match `fault.match` (default: any) get `fault`
    * instead of (or on top of) normal handling; they are still recorded.

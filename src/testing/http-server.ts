@@ -16,7 +16,10 @@ import type { FakeClientOptions, FakeServerHandle } from './types.ts'
 export const MAX_BODY_BYTES = 16 * 1024 * 1024
 
 /** Starts a server for `engine` on `host:port` (defaults `127.0.0.1`, 0 = any free port). */
-export async function startHttpServer(engine: Engine, opts: { port?: number; host?: string } = {}): Promise<FakeServerHandle> {
+export async function startHttpServer(
+  engine: Engine,
+  opts: { port?: number | undefined; host?: string | undefined } = {},
+): Promise<FakeServerHandle> {
   const host = opts.host ?? '127.0.0.1'
   const timers = new Set<NodeJS.Timeout>()
   let closed = false

@@ -31,7 +31,7 @@ export interface FakeHandlersOptions {
    * Default: the one company with a key of that length (501 when several companies have one:
    * then name the company here).
    */
-  companyForGet?: string
+  companyForGet?: string | undefined
 }
 
 /** Splits a base URL into origin and path prefix (a trailing `/rest/v1` is dropped). */
@@ -132,9 +132,9 @@ export interface MswNetworkOptions {
    * Default `'error'`: the request fails with a network error, so no test
    * silently reaches a real host.
    */
-  onUnhandledFrame?: UnhandledFrameHandle
+  onUnhandledFrame?: UnhandledFrameHandle | undefined
   /** Suppress msw's per-request console log. Default `true`. */
-  quiet?: boolean
+  quiet?: boolean | undefined
 }
 
 /** The msw 3 network returned by {@link createMswNetwork}. */

@@ -40,7 +40,7 @@ export interface CustomerUserRecord {
  * internal `updated_at` (the update endpoint returns it; the list does not).
  * When omitted, `updated_at` starts equal to `created_at`.
  */
-export type CustomerUserSeed = CustomerUserRecord & { updated_at?: string }
+export type CustomerUserSeed = CustomerUserRecord & { updated_at?: string | undefined }
 
 /** A customer user as held by the fake: always has the internal `updated_at`. */
 export type StoredCustomerUser = CustomerUserRecord & { updated_at: string }
@@ -90,7 +90,7 @@ export interface ConversationRecord {
  * used and a seeded `message_count` is ignored (single source of truth);
  * otherwise the seeded value (default 0) is reported.
  */
-export type ConversationSeed = Omit<ConversationRecord, 'message_count'> & { message_count?: number }
+export type ConversationSeed = Omit<ConversationRecord, 'message_count'> & { message_count?: number | undefined }
 
 /** A message (spec: "Message"). */
 export interface MessageRecord {
@@ -119,21 +119,21 @@ export interface CompanySeed {
   /** Company id; reported as `user.companyId` by token issuance. */
   id: string
   /** Optional display name (not exposed by any endpoint). */
-  name?: string
+  name?: string | undefined
   /** Key pairs that authenticate as this company. `keyId`s are unique across companies. */
   keys: ApiKeySeed[]
   /** The company's agents. */
-  agents?: AgentRecord[]
+  agents?: AgentRecord[] | undefined
   /** The company's customer users. */
-  customerUsers?: CustomerUserSeed[]
+  customerUsers?: CustomerUserSeed[] | undefined
   /** The company's conversations (each `customer_user_id` must be one of its users). */
-  conversations?: ConversationSeed[]
+  conversations?: ConversationSeed[] | undefined
   /**
    * Messages; each must belong to a conversation of the same company (seeded in
    * the same or an earlier call). The fake keeps references to these objects
    * (no copy, to stay compact with millions of messages): do not mutate them.
    */
-  messages?: MessageRecord[]
+  messages?: MessageRecord[] | undefined
 }
 
 /**
@@ -151,24 +151,24 @@ export type FilterMatch = 'exact' | 'partial'
 /** Options of `createFakeChatService`. */
 export interface FakeChatServiceOptions {
   /** Initial data; `reset()` returns to it. */
-  seed?: FakeSeed
+  seed?: FakeSeed | undefined
   /**
    * How the `name` and `email` filters of `GET /rest/v1/customer-users` match.
    * `'exact'` (default): case-sensitive string equality. `'partial'`:
    * case-insensitive substring. `external_id` always matches exactly.
    */
-  filterMatch?: FilterMatch
+  filterMatch?: FilterMatch | undefined
   /** HMAC-SHA256 key for chat tokens. Default: 32 random bytes per instance. */
-  tokenSecret?: string
+  tokenSecret?: string | undefined
   /** Clock for timestamps and token `iat`/`exp`/expiry checks. Default `() => new Date()`. */
-  now?: () => Date
+  now?: (() => Date) | undefined
   /** Fixed delay in ms added before every response (both modes). Default 0. */
-  latencyMs?: number
+  latencyMs?: number | undefined
   /**
    * Whether to record requests in `requests`. Default `true`; turn off for
    * long benchmarks so memory does not grow with each request.
    */
-  recordRequests?: boolean
+  recordRequests?: boolean | undefined
 }
 
 /**
@@ -185,35 +185,35 @@ export interface FaultSpec {
    * `body` is given. A status of 400 or more without `body` gets the fake's
    * error body `{ "error": { "status", "message" } }`, a lower one an empty body.
    */
-  status?: number
+  status?: number | undefined
   /** Headers added to the response (synthetic or normal), overriding its own. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /**
    * Body of a synthetic response: an object is sent as JSON
    * (`application/json; charset=utf-8`), a string as `text/plain; charset=utf-8`,
    * a Buffer as `application/octet-stream` (override with `headers['content-type']`).
    */
-  body?: string | Buffer | object
+  body?: string | Buffer | object | undefined
   /** Wait before sending the headers, in ms ("slow headers"). */
-  delayMs?: number
+  delayMs?: number | undefined
   /**
    * Send the headers and the first half of the body, wait this many ms, then
    * send the rest ("slow body"); `content-length` is the full length.
    */
-  bodyDelayMs?: number
+  bodyDelayMs?: number | undefined
   /**
    * `'before-headers'` resets the socket before any response byte (the request
    * is recorded but not processed); `'mid-body'` sends the headers (full
    * `content-length`) and the first half of the body, then destroys the socket
    * (the request IS processed, e.g. an update is applied).
    */
-  dropConnection?: 'before-headers' | 'mid-body'
+  dropConnection?: 'before-headers' | 'mid-body' | undefined
   /**
    * Only requests with this method (case-insensitive) and pathname (as
    * received, not decoded; a string must be equal, a RegExp must match)
    * consume the fault. Default: any request.
    */
-  match?: { method?: string; path?: string | RegExp }
+  match?: { method?: string | undefined; path?: string | RegExp | undefined } | undefined
 }
 
 /**

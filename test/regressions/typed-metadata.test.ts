@@ -32,9 +32,9 @@ it('cyclic metadata with forbiddenKeys set is a RequestValidationError (it was a
   const metadata: Record<string, unknown> = { version: 1 }
   metadata['self'] = metadata
   server.clear()
-  const error = await rejection(users.update('cu-1', { metadata }))
-  expect(server.arrivals).toHaveLength(0) // holds: nothing is sent
-  expect(error).toBeInstanceOf(RequestValidationError) // fails: RangeError: Maximum call stack size exceeded
+  const error = await rejection(users.update('cu-1', { metadata: metadata as { version: number } }))
+  expect(server.arrivals).toHaveLength(0) // nothing is sent
+  expect(error).toBeInstanceOf(RequestValidationError) // was: RangeError: Maximum call stack size exceeded
 })
 
 it('a schema whose output is cyclic, with forbiddenKeys set, is a RequestValidationError too', async () => {
