@@ -380,7 +380,7 @@ function generateCompany(seed: number, k: number, n: Counts, width: Counts): Com
 
   return {
     id: `comp_${k}`,
-    name: COMPANY_NAMES[(k - 1) % COMPANY_NAMES.length] as string,
+    name: COMPANY_NAMES[(k - 1) % COMPANY_NAMES.length],
     keys: [{ keyId: `key_test_${k}`, keySecret: `sk_test_${secret}` }],
     agents,
     customerUsers: users,
