@@ -196,7 +196,7 @@ export class RequestPipeline {
   }
 
   /** Steps 3–7 of a call. `read` checks a success body. */
-  async #send<T>(
+  #send<T>(
     request: OutgoingRequest,
     settings: CallSettings,
     operation: Pick<Operation, 'success' | 'secretFields'>,

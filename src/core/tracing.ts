@@ -38,12 +38,16 @@ const channel = tracingChannel<unknown, RequestTrace>(TRACING_CHANNEL)
  * Runs `call`, published as one traced operation when anyone subscribes. `call` receives the
  * trace to fill in (`attempts`, `status`, `requestId`), or `undefined` when nobody listens.
  */
-export async function traced<T>(
+export function traced<T>(
   describe: () => Pick<RequestTrace, 'operation' | 'method' | 'path'>,
   call: (trace: RequestTrace | undefined) => Promise<T>,
 ): Promise<T> {
+  // Not async: with nobody listening, the call's own promise is returned as it is.
   if (!channel.hasSubscribers) return call(undefined)
-  const trace: RequestTrace = { ...describe(), attempts: 0 }
+  return publish({ ...describe(), attempts: 0 }, call)
+}
+
+async function publish<T>(trace: RequestTrace, call: (trace: RequestTrace) => Promise<T>): Promise<T> {
   let result: T | undefined
   // The traced function resolves with nothing, so the channel never sees the result (a token).
   await channel.tracePromise(async () => {
