@@ -1,11 +1,13 @@
-// The benchmark suite (see BENCHMARKS.md): per-call cost against the fair floor (issue 9) and the
-// suite of issue 5. Every comparison runs side by side in this one run, against servers in separate
-// processes, interleaving the contenders over rounds; it prints medians with the min–max over
-// rounds, and ratios taken per round. It reports; it never fails on a figure (it exits non-zero
-// only when a benchmark cannot run or a contender answers wrongly). Clients import the BUILT package.
-//   npm run bench                 this suite, then the export benchmark (bench/export/run.ts)
-//   npm run bench:quick           per request, allocation and a short prefetch run (+ a small export): < 1 min
-//   npm run bench -- --only request,alloc,schema,iterate,memory   a subset of this suite
+// The benchmark suite (see BENCHMARKS.md): per-call cost against the fair floor (issue 9), the
+// suite of issue 5, then the export benchmark of issue 10 (bench/export/run.ts, run as a child
+// process). Every comparison runs side by side in one run, against servers in separate processes,
+// interleaving the contenders over rounds; it prints medians with the min–max over rounds, and
+// ratios taken per round. It reports; it never fails on a figure (it exits non-zero only when a
+// benchmark cannot run or a contender answers wrongly). Clients import the BUILT package.
+//   npm run bench                 everything (~8 min on a quiet 2-core machine)
+//   npm run bench:quick           per request, allocation, a short prefetch run and a small export: < 1 min
+//   npm run bench -- --only request,alloc,schema,iterate,memory,loopback,link   a subset
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -26,7 +28,11 @@ const { values } = parseArgs({
   },
 })
 const quick = values.quick
-const sections = new Set((values.only ?? (quick ? 'request,alloc,iterate' : 'request,alloc,schema,iterate,memory')).split(','))
+const sections = new Set(
+  (values.only ?? (quick ? 'request,alloc,iterate,loopback' : 'request,alloc,schema,iterate,memory,loopback,link')).split(','),
+)
+/** Sections of the export benchmark (bench/export/run.ts). */
+const exportSections = ['loopback', 'link'].filter((s) => sections.has(s))
 const LATENCY_MS = 5
 /** Goals of issue 9 against the floor. */
 const GOAL = { seqP50: 1.1, rpsAt32: 0.95, alloc: 1.5 }
@@ -387,3 +393,13 @@ const file =
 mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true })
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
 log(`results written to ${file}`)
+
+if (exportSections.length > 0) {
+  // The export benchmark in its own process (it starts its own server), after this suite's figures.
+  out()
+  const script = new URL('./export/run.ts', import.meta.url).pathname
+  const child = spawnSync(process.execPath, ['--expose-gc', script, ...(quick ? ['--quick'] : []), '--only', exportSections.join(',')], {
+    stdio: 'inherit',
+  })
+  if (child.status !== 0) process.exitCode = child.status ?? 1
+}

@@ -6,7 +6,7 @@
 // taken per round. It reports and never fails on a figure.
 //   npm run bench:export                     loopback + link, 2,000 conversations / 200,000 messages (~5 min)
 //   npm run bench:export -- --only loopback  one section
-//   npm run bench:quick                      also runs `bench/export/run.ts --quick`: 200 / 20,000, loopback, concurrency 16
+//   npm run bench / bench:quick run it too (bench/run.ts starts it): quick = 200 / 20,000, loopback, concurrency 16
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
@@ -38,7 +38,9 @@ const GOAL = { speedUpOverNested: 12, vsPool: 1.15, vsLinkLimit: 1.2 }
 const log = (line: string): void => void process.stderr.write(`${line}\n`)
 const out = (line = ''): void => void process.stdout.write(`${line}\n`)
 const sec = (s: Spread): string => fmtSpread({ ...s, median: s.median / 1000, min: s.min / 1000, max: s.max / 1000 }, 2)
-const verdict = (met: boolean): string => (met ? 'met' : 'MISSED')
+// The goals are for the full dataset: on the quick one (299 requests) fixed costs (handshakes, the
+// first conversation page) weigh ten times more, and even the floor stays under 12×.
+const verdict = (met: boolean): string => (quick ? `indicative (quick dataset): ${met ? 'met' : 'missed'}` : met ? 'met' : 'MISSED')
 
 /** One row of a section: a contender, or why it cannot run on this SDK build. */
 interface Row {
