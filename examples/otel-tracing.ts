@@ -26,6 +26,7 @@ export function instrumentChatServiceSdk(tracer: Tracer): () => void {
     },
     asyncStart() {}, // nothing to do, but subscribe() takes all five
     error(call: RequestTrace) {
+      if (call.outcome === 'cancelled') return // a page the SDK itself no longer needed: not a failure
       const span = spans.get(call)?.span
       const error = call.error instanceof Error ? call.error : new Error(String(call.error))
       span?.recordException(error) // the SDK's errors have every secret scrubbed

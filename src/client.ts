@@ -22,7 +22,10 @@ import { Auth } from './resources/auth.ts'
 import { Conversations } from './resources/conversations.ts'
 import { CustomerUsers } from './resources/customer-users.ts'
 
-/** The environment variables the client reads for options not given in code. */
+/**
+ * The environment variables the client reads for these options when they are not given in code.
+ * (`logLevel` falls back to `CHAT_SERVICE_LOG` the same way.)
+ */
 export const ENVIRONMENT_VARIABLES = {
   baseUrl: 'CHAT_SERVICE_BASE_URL',
   keyId: 'CHAT_SERVICE_KEY_ID',
@@ -203,7 +206,10 @@ export class ChatServiceClient implements AsyncDisposable {
    * `keySecret`, `dispatcher`, `connections`, ...) or an invalid value.
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
-    const [valid] = checkArguments('client.withOptions', [clientOverridesSchema, overrides])
+    const [valid] = checkArguments({ operation: 'client.withOptions', redactor: this.#transport.redactor }, [
+      clientOverridesSchema,
+      overrides,
+    ])
     const parent = {
       transport: this.#transport,
       baseUrl: this.baseUrl,

@@ -31,12 +31,7 @@ export function checkArguments<const C extends readonly ArgumentCheck[]>(context
   }
   if (issues !== undefined) {
     if (typeof context === 'string') throw new RequestValidationError(context, issues)
-    const { operation, redactor } = context
-    const redact = (key: string | number): string | number => (typeof key === 'string' ? redactor.redact(key) : key)
-    throw new RequestValidationError(
-      operation,
-      issues.map((issue) => ({ ...issue, path: issue.path.map(redact), message: redactor.redact(issue.message) })),
-    )
+    throw new RequestValidationError(context.operation, context.redactor.redactIssues(issues))
   }
   return outputs as CheckedArguments<C>
 }

@@ -37,10 +37,17 @@ export interface ExchangeRequest {
   readonly signal?: AbortSignal | undefined
 }
 
+/**
+ * The abort reason the SDK gives when it cancels requests of its own accord (a prefetched page, or
+ * a `listAll` page, whose iteration ended), so that they are not reported as the caller's abort.
+ */
+export const SDK_CANCELLED: unique symbol = Symbol('chat-service-sdk: cancelled, the iteration that needed it ended')
+
 /** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
 export type ExchangeOutcome =
   | { readonly ok: true; readonly response: RawResponse }
-  | { readonly ok: false; readonly failure: 'timeout' | 'aborted' }
+  | { readonly ok: false; readonly failure: 'timeout' }
+  | { readonly ok: false; readonly failure: 'aborted'; readonly reason: unknown }
   | { readonly ok: false; readonly failure: 'too-large'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
   | { readonly ok: false; readonly failure: 'network'; readonly error: Error }
 
@@ -51,23 +58,29 @@ export const ERROR_BODY_BYTES = 64 * 1024
 export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequest): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
     const handler = new ExchangeHandler(request, resolve)
-    dispatch(
-      {
-        origin: request.origin,
-        path: request.path,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
-        headersTimeout: request.timeout,
-        bodyTimeout: request.timeout,
-        // undici closes the connection after a GET with a body unless told otherwise, in case the
-        // server leaves the body unread. This service reads it (credentials live there) and the pool
-        // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
-        reset: false,
-      },
-      handler,
-    )
+    if (handler.settled) return // the signal had fired already: nothing to send
+    // A dispatcher (or a caller's interceptor) that throws instead of calling onResponseError.
+    try {
+      dispatch(
+        {
+          origin: request.origin,
+          path: request.path,
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
+          headersTimeout: request.timeout,
+          bodyTimeout: request.timeout,
+          // undici closes the connection after a GET with a body unless told otherwise, in case the
+          // server leaves the body unread. This service reads it (credentials live there) and the pool
+          // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
+          reset: false,
+        },
+        handler,
+      )
+    } catch (error) {
+      handler.onResponseError(null, error instanceof Error ? error : new Error(String(error)))
+    }
   })
 }
 
@@ -92,17 +105,23 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     const signal = request.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
-        this.#stop({ ok: false, failure: 'aborted' })
+        this.#stop({ ok: false, failure: 'aborted', reason: signal.reason })
       }
       if (signal.aborted) this.#onAbort()
       else signal.addEventListener('abort', this.#onAbort, { once: true })
     }
   }
 
+  /** Whether the attempt has its outcome already. */
+  get settled(): boolean {
+    return this.#resolve === undefined
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    // Settled before undici had a socket for it (deadline, abort): cancel it now.
-    if (this.#resolve === undefined) controller.abort(new Error('The attempt was abandoned'))
-    else this.#controller = controller
+    // Settled while it waited for a socket (deadline, abort). Throwing here makes undici drop the
+    // request before writing it and keep the socket; `controller.abort()` would destroy the socket.
+    if (this.#resolve === undefined) throw new Error('The attempt was abandoned before it was sent')
+    this.#controller = controller
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {

@@ -35,6 +35,7 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'te',
   'trailer',
   'proxy-connection',
+  'accept',
   'accept-encoding',
 ])
 
@@ -75,8 +76,8 @@ export interface ClientOptions {
   /**
    * Extra headers for every request. Values are Latin-1 text without control characters. Refused:
    * `content-type`, `content-length`, `host`, `transfer-encoding`, `connection`, `keep-alive`,
-   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`, `accept-encoding` (see
-   * `compression`). `user-agent` may be replaced.
+   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`, `accept` (the service answers JSON),
+   * `accept-encoding` (see `compression`). `user-agent` may be replaced.
    */
   headers?: Record<string, string> | undefined
   /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */

@@ -1,3 +1,5 @@
+import type { ValidationIssue } from '../errors/errors.ts'
+
 /** Text put in place of a secret wherever the SDK renders text. */
 export const REDACTED = '[REDACTED]'
 
@@ -53,6 +55,15 @@ export class Redactor {
    */
   redactValue<T>(value: T): T {
     return scrub(value, (s) => this.redact(s), new WeakSet()) as T
+  }
+
+  /** Validation issues with every known secret scrubbed from their messages and path keys (a key may be a secret). */
+  redactIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+    return issues.map((issue) => ({
+      ...issue,
+      path: issue.path.map((key) => (typeof key === 'string' ? this.redact(key) : key)),
+      message: this.redact(issue.message),
+    }))
   }
 
   toJSON(): string {

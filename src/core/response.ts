@@ -44,7 +44,7 @@ export interface WithResponse<T> {
 export type ResponseValidation = 'strict' | 'warn'
 
 /** The request a response answers, as errors and logs show it. */
-export interface Exchanged {
+export interface RequestSummary {
   readonly operation: string
   readonly method: string
   /** Path with query string, as sent (not yet scrubbed). */
@@ -93,7 +93,7 @@ export function decodeBody(raw: RawResponse): unknown {
 export function checkBody<S extends z.ZodType>(
   raw: RawResponse,
   body: unknown,
-  request: Exchanged,
+  request: RequestSummary,
   schema: S,
   context: ReadContext,
   isFatal: (issue: ValidationIssue) => boolean = (issue) => issue.path.length === 0,
@@ -123,7 +123,7 @@ export function checkBody<S extends z.ZodType>(
   } as z.output<S>
 }
 
-function warnOnce(issue: ValidationIssue, request: Exchanged, raw: RawResponse, logger: SdkLogger): void {
+function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: RawResponse, logger: SdkLogger): void {
   const where = issue.path.map((key) => (typeof key === 'number' ? '*' : key)).join('.') || '(root)'
   logger.logOnce(
     `response:${request.operation}:${where}:${issue.code}`,
@@ -134,7 +134,7 @@ function warnOnce(issue: ValidationIssue, request: Exchanged, raw: RawResponse, 
 }
 
 /** The {@link APIError} subclass for a response whose status is not success, secrets scrubbed. */
-export function statusError(raw: RawResponse, body: unknown, request: Exchanged, redactor: Redactor): APIError {
+export function statusError(raw: RawResponse, body: unknown, request: RequestSummary, redactor: Redactor): APIError {
   return apiErrorFor({
     status: raw.status,
     headers: redactor.redactValue(raw.headers),
@@ -148,7 +148,7 @@ export function statusError(raw: RawResponse, body: unknown, request: Exchanged,
 /** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
 export function responseValidationError(
   raw: Pick<RawResponse, 'status' | 'headers'>,
-  request: Exchanged,
+  request: RequestSummary,
   issues: readonly ValidationIssue[],
   redactor: Redactor,
   body: unknown,
@@ -160,6 +160,6 @@ export function responseValidationError(
     method: request.method,
     path: redactor.redact(request.path),
     requestId: raw.headers['x-request-id'],
-    issues: issues.map((issue) => ({ ...issue, message: redactor.redact(issue.message) })),
+    issues: redactor.redactIssues(issues),
   })
 }

@@ -61,15 +61,24 @@ export function decideRetry(
       ? RETRYABLE.has(failure.status)
       : !FINAL_CODES.test(errorCode(failure.error)) && !isCertificateError(failure.error)
   if (!retryable) return { retry: false, reason: 'final' }
-  if (attempt > maxRetries) return { retry: false, reason: 'exhausted' }
   const requested = failure.kind === 'status' ? serverRequestedDelay(failure.headers) : undefined
   if (requested !== undefined && requested > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
+  if (attempt > maxRetries) return { retry: false, reason: 'exhausted' }
   return { retry: true, delayMs: requested ?? backoffDelay(attempt - 1, random) }
 }
 
-/** Whether a response status is retried automatically (one of {@link RETRYABLE_STATUSES}). */
-export function isRetryableStatus(status: number): boolean {
-  return RETRYABLE.has(status)
+/**
+ * How long the whole client pauses new attempts after this failure, in ms, or `undefined` for no
+ * pause. Only a 429 pauses: for as long as this call waits before retrying, or, when it does not
+ * retry any more, for the service's `Retry-After` (else the backoff), so that the client's other
+ * calls do not each run into the limit. A wait over {@link MAX_RETRY_AFTER_MS} pauses nothing: the
+ * call is thrown at once, and a client frozen for that long would look hung.
+ */
+export function clientPause(failure: AttemptFailure, decision: RetryDecision, attempt: number): number | undefined {
+  if (failure.kind !== 'status' || failure.status !== 429) return undefined
+  if (decision.retry) return decision.delayMs
+  if (decision.reason !== 'exhausted') return undefined
+  return serverRequestedDelay(failure.headers) ?? backoffDelay(attempt - 1)
 }
 
 /**

@@ -26,8 +26,12 @@ export interface RequestTrace {
   status?: number
   /** The last response's `x-request-id`, when sent. */
   requestId?: string
-  /** How the call ended: set before `asyncEnd` (and `error`) are published. */
-  outcome?: 'success' | 'error'
+  /**
+   * How the call ended, set before `asyncEnd` (and `error`) are published: `'success'`, `'error'`,
+   * or `'cancelled'` for a request the SDK itself no longer needed (a prefetched or `listAll` page
+   * whose loop was left): its `error` event is not a failure of yours.
+   */
+  outcome?: 'success' | 'error' | 'cancelled'
   /** Set by `diagnostics_channel` on failure: the error the call rejected with (secrets scrubbed, as every SDK error). */
   error?: unknown
 }
@@ -55,7 +59,7 @@ async function publish<T>(trace: RequestTrace, call: (trace: RequestTrace) => Pr
       result = await call(trace)
       trace.outcome = 'success'
     } catch (error) {
-      trace.outcome = 'error'
+      trace.outcome ??= 'error'
       throw error
     }
   }, trace)

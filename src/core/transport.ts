@@ -9,16 +9,16 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, interceptors, type Dispatcher } from 'undici'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
 import { VERSION } from '../version.ts'
-import { exchange, type ExchangeOutcome, type HttpMethod, type RawResponse } from './exchange.ts'
+import { exchange, SDK_CANCELLED, type ExchangeOutcome, type HttpMethod, type RawResponse } from './exchange.ts'
 import type { SdkLogger } from './logger.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import type { Redactor } from './redact.ts'
-import { responseValidationError, type Exchanged } from './response.ts'
-import { backoffDelay, decideRetry, isCertificateError, serverRequestedDelay, type AttemptFailure } from './retry.ts'
+import { responseValidationError, type RequestSummary } from './response.ts'
+import { clientPause, decideRetry, isCertificateError, type AttemptFailure } from './retry.ts'
 import type { RequestTrace } from './tracing.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
-export interface OutgoingRequest extends Exchanged {
+export interface OutgoingRequest extends RequestSummary {
   readonly method: HttpMethod
   /** JSON body members besides the credentials (filters, update fields). */
   readonly members?: Readonly<Record<string, unknown>> | undefined
@@ -108,7 +108,7 @@ export class Transport {
       config.dispatcher ??
       new Agent({ connections: config.connections, pipelining: 1, allowH2: false, connect: { timeout: config.connectTimeout } })
     // What `dispatcher.compose()` does, without asking a caller's dispatcher to have `compose`.
-    this.#dispatch = decompressInterceptor()(this.#dispatcher.dispatch.bind(this.#dispatcher))
+    this.#dispatch = decompress()(this.#dispatcher.dispatch.bind(this.#dispatcher))
     this.#credentials = JSON.stringify({ keyId: config.keyId, keySecret: config.keySecret }).slice(0, -1)
     this.#credentialsOnly = Buffer.from(`${this.#credentials}}`)
   }
@@ -156,8 +156,8 @@ export class Transport {
         : Buffer.from(`${this.#credentials},${JSON.stringify(request.members).slice(1)}`)
 
     for (let attempt = 1; ; attempt++) {
-      const pause = this.#pausedUntil - Date.now()
-      if (pause > 0) await this.#wait(pause, request, settings)
+      const paused = this.#pausedUntil - Date.now()
+      if (paused > 0) await this.#wait(paused, request, settings, trace)
       const started = settings.logger.enabled('debug') ? performance.now() : 0
       const outcome = await exchange(this.#dispatch, {
         origin: this.#config.origin,
@@ -172,59 +172,63 @@ export class Transport {
       if (trace !== undefined) record(trace, attempt, outcome)
       if (started > 0) this.#logAttempt(request, outcome, started, attempt, settings.logger)
 
-      let failure: AttemptFailure
-      let error: ChatServiceError | undefined
-      if (outcome.ok) {
-        if (outcome.response.status < 300) return outcome.response
-        failure = { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
-      } else {
-        error = this.#failureError(outcome, request, settings)
-        failure = { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
+      if (outcome.ok && outcome.response.status < 300) return outcome.response
+      // An abort, and a success body over the cap, end the call whatever the retry policy says.
+      if (!outcome.ok && (outcome.failure === 'aborted' || outcome.failure === 'too-large')) {
+        throw this.#failureError(outcome, request, settings, trace)
       }
-
+      const failure: AttemptFailure = outcome.ok
+        ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
+        : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
       const decision = decideRetry(failure, attempt, settings.maxRetries)
-      if (failure.kind === 'status' && failure.status === 429 && (decision.retry || decision.reason !== 'wait-too-long')) {
-        const pause = decision.retry ? decision.delayMs : (serverRequestedDelay(failure.headers) ?? backoffDelay(attempt - 1))
-        this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pause)
-      }
+      const pause = clientPause(failure, decision, attempt)
+      if (pause !== undefined) this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pause)
+      const path = this.redactor.redact(request.path)
       if (!decision.retry) {
         if (decision.reason === 'wait-too-long') {
           settings.logger.log(
             'warn',
-            `${request.method} ${this.redactor.redact(request.path)}: the service asked to wait longer than the 60,000 ms maximum; not retrying`,
+            `${request.method} ${path}: the service asked to wait longer than the 60,000 ms maximum; not retrying`,
           )
         }
-        if (error !== undefined) throw error
-        return (outcome as { response: RawResponse }).response
+        if (outcome.ok) return outcome.response
+        throw this.#failureError(outcome, request, settings, trace)
       }
-      const what = error === undefined ? `HTTP ${(failure as { status: number }).status}` : describeFailure(outcome)
       settings.logger.log(
         'info',
-        `${request.method} ${this.redactor.redact(request.path)}: ${what}; retrying in ${decision.delayMs} ms (retry ${attempt} of ${settings.maxRetries})`,
-        { method: request.method, path: request.path, attempt, retryDelayMs: decision.delayMs },
+        `${request.method} ${path}: ${describeFailure(outcome)}; retrying in ${decision.delayMs} ms (retry ${attempt} of ${settings.maxRetries})`,
+        { method: request.method, path, attempt, retryDelayMs: decision.delayMs },
       )
-      await this.#wait(decision.delayMs, request, settings)
+      await this.#wait(decision.delayMs, request, settings, trace)
     }
   }
 
-  /** Waits `ms`; the caller's signal ends it with APIUserAbortError, closing the client with ChatServiceError. */
-  async #wait(ms: number, request: OutgoingRequest, settings: SendSettings): Promise<void> {
+  /**
+   * Waits `ms`. The call's signal ends it with APIUserAbortError (or, when the SDK cancelled it, the
+   * cancellation); closing the client ends it with ChatServiceError.
+   */
+  async #wait(ms: number, request: OutgoingRequest, settings: SendSettings, trace: RequestTrace | undefined): Promise<void> {
     const signal = settings.signal === undefined ? settings.closing : AbortSignal.any([settings.signal, settings.closing])
     try {
       await sleep(ms, undefined, { signal })
     } catch {
-      if (settings.signal?.aborted === true) throw userAbort(request, this.redactor)
+      if (settings.signal?.aborted === true) throw aborted(settings.signal.reason, request, this.redactor, trace)
       throw closedError()
     }
   }
 
-  /** The error a failed attempt stands for (thrown if it is not retried). */
-  #failureError(outcome: Exclude<ExchangeOutcome, { ok: true }>, request: OutgoingRequest, settings: SendSettings): ChatServiceError {
+  /** The error a failed attempt stands for, thrown when it is not retried. */
+  #failureError(
+    outcome: Exclude<ExchangeOutcome, { ok: true }>,
+    request: OutgoingRequest,
+    settings: SendSettings,
+    trace: RequestTrace | undefined,
+  ): ChatServiceError {
     const method = request.method
     const path = this.redactor.redact(request.path)
     switch (outcome.failure) {
       case 'aborted':
-        throw userAbort(request, this.redactor)
+        return aborted(outcome.reason, request, this.redactor, trace)
       case 'timeout':
         return new APITimeoutError({ method, path, message: `Request timed out after ${settings.timeout} ms: ${method} ${path}` })
       case 'too-large': {
@@ -233,7 +237,7 @@ export class Transport {
           code: 'too_big',
           message: `Response body exceeds maxResponseBytes (${settings.maxResponseBytes} bytes, after decoding); it was cut off`,
         }
-        throw responseValidationError(outcome, request, [issue], this.redactor, undefined)
+        return responseValidationError(outcome, request, [issue], this.redactor, undefined)
       }
       case 'network': {
         const cause = cleanCause(outcome.error, this.redactor)
@@ -281,6 +285,13 @@ function userAbort(request: OutgoingRequest, redactor: Redactor): APIUserAbortEr
   return new APIUserAbortError(`Request aborted by the caller's signal: ${request.method} ${redactor.redact(request.path)}`)
 }
 
+/** The caller's abort, or (reason {@link SDK_CANCELLED}) a request the SDK itself no longer needs: traced as `cancelled`. */
+function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor, trace: RequestTrace | undefined): ChatServiceError {
+  if (reason !== SDK_CANCELLED) return userAbort(request, redactor)
+  if (trace !== undefined) trace.outcome = 'cancelled'
+  return new ChatServiceError(`Request cancelled: the iteration that needed it ended: ${request.method} ${redactor.redact(request.path)}`)
+}
+
 function closedError(): ChatServiceError {
   return new ChatServiceError('This ChatServiceClient is closed: create a new client to send more requests')
 }
@@ -294,7 +305,7 @@ function closedError(): ChatServiceError {
  * made. The SDK chose it knowingly and tests it, so the warning would only alarm your users' logs:
  * it is swallowed while the interceptor is made (synchronously; nothing else can warn meanwhile).
  */
-function decompressInterceptor(): Dispatcher.DispatcherComposeInterceptor {
+function makeDecompressInterceptor(): Dispatcher.DispatcherComposeInterceptor {
   // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, unbound
   const original = process.emitWarning
   const emitWarning = original.bind(process)
@@ -307,4 +318,11 @@ function decompressInterceptor(): Dispatcher.DispatcherComposeInterceptor {
   } finally {
     process.emitWarning = original
   }
+}
+
+let decompressInterceptor: Dispatcher.DispatcherComposeInterceptor | undefined
+
+/** The one decompress interceptor of the process, made on first use (it holds no per-client state). */
+function decompress(): Dispatcher.DispatcherComposeInterceptor {
+  return (decompressInterceptor ??= makeDecompressInterceptor())
 }

@@ -178,7 +178,10 @@ export class APIConnectionError extends ChatServiceError {
   }
 }
 
-/** An attempt took longer than the `timeout` option (ms), counted from connect to the last body byte. */
+/**
+ * An attempt took longer than the `timeout` option (ms), counted from the attempt's start (a wait
+ * for a free pooled socket and the connect included) to the last body byte.
+ */
 export class APITimeoutError extends APIConnectionError {
   /** Always `'APITimeoutError'`. */
   override readonly name: string = 'APITimeoutError'

@@ -1,3 +1,5 @@
+import { SDK_CANCELLED } from '../core/exchange.ts'
+
 /** What a list call knows to fetch more pages. @internal */
 export interface PageSource<P> {
   /** Fetches page `page` with the call's limit, filters and options; `signal` cancels a prefetch. */
@@ -42,7 +44,7 @@ export async function* iteratePages<P extends PageLike>(first: Promise<P>, sourc
       current = await request
     }
   } finally {
-    controller?.abort()
+    controller?.abort(SDK_CANCELLED)
     inFlight.clear()
   }
 }

@@ -14,6 +14,7 @@
  * and nothing runs far ahead of the consumer: at most `4 × concurrency` child pages are held.
  */
 import * as z from 'zod'
+import { SDK_CANCELLED } from '../core/exchange.ts'
 import { APIUserAbortError, ChatServiceError, NotFoundError, RequestValidationError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 
@@ -372,12 +373,13 @@ class Run<P, C> {
     return slot.value as ListPage<C>
   }
 
-  /** The consumer is done with a parent: drop whatever of it was fetched ahead. */
+  /** The consumer is done with a parent: drop whatever of it was fetched ahead, and the parent page slots behind it. */
   leave(parentIndex: number): void {
     const state = this.#parents.get(parentIndex)
     if (state === undefined) return
     for (const slot of state.pages.values()) if (slot.launched) this.#held--
     this.#parents.delete(parentIndex)
+    for (const page of this.#parentPages.keys()) if (page < pageOf(parentIndex)) this.#parentPages.delete(page)
     this.#pump()
   }
 
@@ -390,7 +392,7 @@ class Run<P, C> {
   /** Aborts everything in flight; nothing more is sent. */
   stop(): void {
     this.#stopped = true
-    this.#abort.abort()
+    this.#abort.abort(SDK_CANCELLED)
   }
 
   /** Launches the earliest needed requests while fewer than `concurrency` are in flight. */
@@ -459,8 +461,9 @@ class Run<P, C> {
   #launchParentPage(page: number): true {
     this.#nextParentPage = Math.max(this.#nextParentPage, page + 1)
     this.#parentPagesInFlight++
+    const slot = this.#parentSlot(page)
     this.#launch(
-      this.#parentSlot(page),
+      slot,
       this.#source.parents(page, this.#signal),
       (result) => {
         this.#parentTotalPages = result.pagination.total_pages
@@ -481,6 +484,9 @@ class Run<P, C> {
           this.#expected += Math.max(0, expected)
         })
         this.#updateTotal()
+        // The parents live in #parents now (and leave it as the consumer passes them): the page
+        // itself need not be kept, or every parent listed would stay in memory until the end.
+        delete slot.value
       },
       () => this.#parentPagesInFlight--,
     )

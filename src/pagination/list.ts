@@ -1,5 +1,5 @@
 /**
- * List operations: declared once with {@link defineList}, run with {@link list}, which checks the
+ * List operations: declared once with {@link defineList}, run with {@link listPages}, which checks the
  * call's arguments, sends the first page's request at once and returns a {@link PagePromise}
  * whose iteration fetches later pages with the same limit, filters and options.
  */
@@ -55,7 +55,7 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
  * Runs a list operation. Invalid arguments give a PagePromise that rejects with
  * RequestValidationError (nothing is sent).
  */
-export function list<Params extends z.ZodType, Body extends PageBody, P extends Page<T>, T>(
+export function listPages<Params extends z.ZodType, Body extends PageBody, P extends Page<T>, T>(
   pipeline: RequestPipeline,
   operation: ListOperation<Params, Body, P>,
   pathParams: Readonly<Record<string, unknown>>,

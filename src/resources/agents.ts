@@ -1,6 +1,6 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../core/pipeline.ts'
-import { defineList, list } from '../pagination/list.ts'
+import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { agentSchema, type Agent, type AgentListParams } from '../schemas/agent.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
@@ -28,6 +28,6 @@ export class Agents {
    * once the client is closed.
    */
   list(params: AgentListParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
-    return list(this.#pipeline, listAgents, {}, params, options)
+    return listPages(this.#pipeline, listAgents, {}, params, options)
   }
 }

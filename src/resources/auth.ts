@@ -35,8 +35,10 @@ export class Auth {
 
   /**
    * Issues a signed chat token for one end user, bound to an agent:
-   * `POST /rest/v1/auth/token` (spec, Endpoint 1). Only HTTP 200 is success. The service upserts
-   * the user by `userId`, so a retried call is safe; pass `{ maxRetries: 0 }` to turn retries off.
+   * `POST /rest/v1/auth/token` (spec, Endpoint 1). Only HTTP 200 is success. It is retried like
+   * the other calls: the spec identifies the end user by `userId` (returned as `user.externalId`),
+   * and the SDK assumes that issuing again for the same `userId` is harmless (another token for the
+   * same user; the spec does not say so outright). Pass `{ maxRetries: 0 }` to turn retries off.
    * The token is remembered by the client (last 1,024) and scrubbed from its errors and logs.
    * @param params - `userId` (your id of the end user), `agentId`, optional `expiresIn`
    * (`'<n>h'` or `'<n>d'`, default 24 h).

@@ -1,6 +1,6 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../core/pipeline.ts'
-import { defineList, list } from '../pagination/list.ts'
+import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 import { conversationSchema, type Conversation, type ConversationListParams } from '../schemas/conversation.ts'
@@ -37,6 +37,6 @@ export class Conversations {
    * once the client is closed.
    */
   list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
-    return list(this.#pipeline, listConversations, {}, params, options)
+    return listPages(this.#pipeline, listConversations, {}, params, options)
   }
 }

@@ -4,12 +4,13 @@ import { defineOperation, type Operation } from '../core/operation.ts'
 import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../core/pipeline.ts'
 import { ChatServiceError } from '../errors/errors.ts'
-import { defineList, list, type ListOperation } from '../pagination/list.ts'
+import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
 import type { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { idSchema, type Pagination } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
+  customerUserSchema,
   customerUserSchemaWith,
   customerUserUpdateParamsSchemaWith,
   metadataSchema,
@@ -44,7 +45,7 @@ const defaultOperations: CustomerUserOperations<CustomerUserMetadata, Record<str
     name: 'customerUsers.list',
     path: '/customer-users',
     params: customerUserListParamsSchema,
-    item: customerUserSchemaWith(metadataSchema),
+    item: customerUserSchema,
   }),
   update: defineOperation({
     name: 'customerUsers.update',
@@ -152,7 +153,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * ChatServiceError once the client is closed.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>> {
-    return list(this.#pipeline, this.#operations.list, {}, params, options)
+    return listPages(this.#pipeline, this.#operations.list, {}, params, options)
   }
 
   /**
@@ -237,12 +238,11 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
     )
     // Every page of the filter, matched exactly here: how the service matches is not shown.
     let user: CustomerUser<Metadata> | undefined
-    for await (const candidate of this.list({ external_id: externalId, limit: 100 }, options)) {
+    // Read strictly whatever responseValidation says: what is read is written back.
+    for await (const candidate of this.list({ external_id: externalId, limit: 100 }, { ...options, responseValidation: 'strict' })) {
       if (candidate.external_id !== externalId) continue
       if (user !== undefined) {
-        throw new ChatServiceError(
-          `More than one customer user has external_id ${JSON.stringify(externalId)}; updateMetadata needs exactly one`,
-        )
+        throw new ChatServiceError('More than one customer user has this external_id; updateMetadata needs exactly one')
       }
       user = candidate
     }

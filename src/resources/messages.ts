@@ -5,7 +5,7 @@ import { RequestValidationError } from '../errors/errors.ts'
 import type { APIResponse } from '../core/response.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { decodeCursor, ListAllIterable, PARENT_PAGE_SIZE, startPosition, type NestedSource } from '../pagination/list-all.ts'
-import { defineList, list } from '../pagination/list.ts'
+import { defineList, listPages } from '../pagination/list.ts'
 import { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { MAX_LIMIT, type Pagination } from '../schemas/common.ts'
@@ -37,6 +37,8 @@ const listAllParamsSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(64).optional(),
   cursor: z.string().optional(),
 })
+
+type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: MessageConversation }
 
 /** Pages of the conversation list at `limit` a page (from `Conversations`, which owns that operation). @internal */
 export type ConversationPages = (limit: number, options: RequestOptions) => PreparedList<{ data: Conversation[]; pagination: Pagination }>
@@ -96,7 +98,7 @@ export class ConversationMessages {
    * once the client is closed.
    */
   list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
-    return list(this.#pipeline, listMessages, { conversationId }, params, options)
+    return listPages(this.#pipeline, listMessages, { conversationId }, params, options)
   }
 
   /**
@@ -160,10 +162,16 @@ export class ConversationMessages {
     }
     const limit = start.limit
     const conversations = this.#conversationPages(PARENT_PAGE_SIZE, callOptions)
+    const prepared = new WeakMap<Conversation, PreparedList<MessagePageBody>>()
     const source: NestedSource<Conversation, Message> = {
       parents: async (page, signal) => (await conversations.fetch(page, signal)).data,
       children: async (conversation, page, signal) => {
-        const messages = this.#pipeline.prepareList(listMessages, { conversationId: conversation.id }, { limit }, callOptions)
+        // Checked and prepared once per conversation, not per page.
+        let messages = prepared.get(conversation)
+        if (messages === undefined) {
+          messages = this.#pipeline.prepareList(listMessages, { conversationId: conversation.id }, { limit }, callOptions)
+          prepared.set(conversation, messages)
+        }
         return (await messages.fetch(page, signal)).data
       },
       parentId: (conversation) => conversation.id,

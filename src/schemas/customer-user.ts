@@ -1,6 +1,5 @@
 import * as z from 'zod'
 import { pageParamsShape, type SchemaOf } from './common.ts'
-import { jsonObjectSchema } from './json.ts'
 
 /** `metadata` as the service sends it: any JSON object (nesting allowed), or `null`. */
 export type CustomerUserMetadata = Record<string, unknown> | null
@@ -127,11 +126,6 @@ export function updatedCustomerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodT
 }
 
 /** @internal */
-export const customerUserSchema = customerUserSchemaWith(metadataSchema)
-/** @internal */
-export const updatedCustomerUserSchema = updatedCustomerUserSchemaWith(metadataSchema)
-
-/** @internal */
 export const customerUserListParamsSchema = z.strictObject({
   ...pageParamsShape,
   name: z.string().min(1).optional(),
@@ -152,5 +146,5 @@ export function customerUserUpdateParamsSchemaWith<M>(metadata: z.ZodType<M>): z
     })
 }
 
-/** @internal */
-export const customerUserUpdateParamsSchema = customerUserUpdateParamsSchemaWith(jsonObjectSchema)
+/** The customer-user schema without `withMetadata`: metadata is any JSON object, or null. @internal */
+export const customerUserSchema = customerUserSchemaWith(metadataSchema)
