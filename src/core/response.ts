@@ -6,6 +6,7 @@
 import type * as z from 'zod'
 import {
   type APIError,
+  type APIErrorInit,
   type ResponseValidationError,
   type ValidationIssue,
   ResponseValidationError as ValidationErrorClass,
@@ -135,14 +136,7 @@ function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: RawRespo
 
 /** The {@link APIError} subclass for a response whose status is not success, secrets scrubbed. */
 export function statusError(raw: RawResponse, body: unknown, request: RequestSummary, redactor: Redactor): APIError {
-  return apiErrorFor({
-    status: raw.status,
-    headers: redactor.redactValue(raw.headers),
-    body: redactor.redactValue(body),
-    method: request.method,
-    path: redactor.redact(request.path),
-    requestId: raw.headers['x-request-id'],
-  })
+  return apiErrorFor(errorView(raw, body, request, redactor))
 }
 
 /** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
@@ -153,13 +147,20 @@ export function responseValidationError(
   redactor: Redactor,
   body: unknown,
 ): ResponseValidationError {
-  return new ValidationErrorClass({
+  return new ValidationErrorClass({ ...errorView(raw, body, request, redactor), issues: redactor.redactIssues(issues) })
+}
+
+/**
+ * What an error keeps of a response: status, method and request id as they were; path, headers
+ * and body with every known secret scrubbed. Every error built from a response goes through here.
+ */
+function errorView(raw: Pick<RawResponse, 'status' | 'headers'>, body: unknown, request: RequestSummary, redactor: Redactor): APIErrorInit {
+  return {
     status: raw.status,
     headers: redactor.redactValue(raw.headers),
     body: redactor.redactValue(body),
     method: request.method,
     path: redactor.redact(request.path),
     requestId: raw.headers['x-request-id'],
-    issues: redactor.redactIssues(issues),
-  })
+  }
 }
