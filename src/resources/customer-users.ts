@@ -10,7 +10,6 @@ import type { PagePromise } from '../pagination/page-promise.ts'
 import { idSchema, type Pagination } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
-  customerUserSchema,
   customerUserSchemaWith,
   customerUserUpdateParamsSchemaWith,
   metadataSchema,
@@ -40,21 +39,36 @@ interface CustomerUserOperations<Metadata, MetadataInput> {
   readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>, UpdatedCustomerUser<Metadata>>
 }
 
-const defaultOperations: CustomerUserOperations<CustomerUserMetadata, Record<string, unknown>> = {
-  list: defineList({
-    name: 'customerUsers.list',
-    path: '/customer-users',
-    params: customerUserListParamsSchema,
-    item: customerUserSchema,
-  }),
-  update: defineOperation({
-    name: 'customerUsers.update',
-    method: 'PUT',
-    path: '/customer-users/{id}',
-    params: customerUserUpdateParamsSchemaWith(jsonObjectSchema) as z.ZodType<unknown, CustomerUserUpdateParams>,
-    response: updatedCustomerUserSchemaWith(metadataSchema),
-  }),
+/**
+ * The two operations, reading metadata with `read` and sending what `write` outputs. `'as-sent'`
+ * returns bodies as the service sent them (checked); `'parsed'` returns the schemas' output.
+ */
+function customerUserOperations<Metadata, MetadataInput>(
+  read: z.ZodType<Metadata>,
+  write: z.ZodType,
+  output: 'as-sent' | 'parsed',
+): CustomerUserOperations<Metadata, MetadataInput> {
+  return {
+    list: defineList({
+      name: 'customerUsers.list',
+      path: '/customer-users',
+      params: customerUserListParamsSchema,
+      item: customerUserSchemaWith(read),
+      output,
+    }),
+    update: defineOperation({
+      name: 'customerUsers.update',
+      method: 'PUT',
+      path: '/customer-users/{id}',
+      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>,
+      response: updatedCustomerUserSchemaWith(read),
+      output,
+    }),
+  }
 }
+
+/** Without `withMetadata`: metadata is any JSON object (or null), returned as sent. */
+const defaultOperations = customerUserOperations<CustomerUserMetadata, Record<string, unknown>>(metadataSchema, jsonObjectSchema, 'as-sent')
 
 /**
  * The operations for a caller's metadata schema: reads return the schema's output (so a schema
@@ -80,23 +94,7 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
     .pipe(schema)
     .pipe(jsonObjectSchema as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
     .superRefine(refuseForbidden)
-  return {
-    list: defineList({
-      name: 'customerUsers.list',
-      path: '/customer-users',
-      params: customerUserListParamsSchema,
-      item: customerUserSchemaWith(schema as z.ZodType<z.output<S>>),
-      output: 'parsed',
-    }),
-    update: defineOperation({
-      name: 'customerUsers.update',
-      method: 'PUT',
-      path: '/customer-users/{id}',
-      params: customerUserUpdateParamsSchemaWith(toSend) as z.ZodType<unknown, CustomerUserUpdateParams<z.input<S>>>,
-      response: updatedCustomerUserSchemaWith(schema as z.ZodType<z.output<S>>),
-      output: 'parsed',
-    }),
-  }
+  return customerUserOperations<z.output<S>, z.input<S>>(schema as z.ZodType<z.output<S>>, toSend, 'parsed')
 }
 
 /**
