@@ -47,7 +47,10 @@ export interface ListPage<T> {
   readonly pagination: Pagination
 }
 
-/** What a nested iteration reads from. @internal */
+/**
+ * What a nested iteration reads from. Its requests carry the caller's own signal; the `signal`
+ * given here is the iteration's, aborted when the loop is left. @internal
+ */
 export interface NestedSource<P, C> {
   /** Page `page` (at {@link PARENT_PAGE_SIZE} a page) of the parents, in the service's order. */
   parents(page: number, signal: AbortSignal): Promise<ListPage<P>>
@@ -211,7 +214,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
   }
 
   async *#run(): AsyncGenerator<C, void, undefined> {
-    const run = new Run(this.#source, this.#concurrency, this.#signal, this.#start, (total) => (this.#total = total))
+    const run = new Run(this.#source, this.#concurrency, this.#start, (total) => (this.#total = total))
     try {
       for (let parentIndex = this.#start.parent; ; parentIndex++) {
         const listed = await run.parentAt(parentIndex)
@@ -307,18 +310,13 @@ class Run<P, C> {
   #expected = 0
   #stopped = false
 
-  constructor(
-    source: NestedSource<P, C>,
-    concurrency: number,
-    signal: AbortSignal | undefined,
-    start: Position,
-    setTotal: (total: number | undefined) => void,
-  ) {
+  constructor(source: NestedSource<P, C>, concurrency: number, start: Position, setTotal: (total: number | undefined) => void) {
     this.#source = source
     this.#concurrency = concurrency
     this.#window = 2 * concurrency
     this.#cap = 4 * concurrency
-    this.#signal = signal === undefined ? this.#abort.signal : AbortSignal.any([signal, this.#abort.signal])
+    // The source's requests carry the caller's signal already; this one is the run's own.
+    this.#signal = this.#abort.signal
     this.#start = start
     this.#setTotal = setTotal
     this.#nextParentPage = pageOf(start.parent)
