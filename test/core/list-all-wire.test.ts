@@ -8,6 +8,7 @@ import {
   APIUserAbortError,
   BadRequestError,
   ChatServiceClient,
+  DEFAULT_LIST_ALL_CONCURRENCY,
   InternalServerError,
   NotFoundError,
   type ClientOptions,
@@ -103,6 +104,18 @@ describe('requests in flight', () => {
       expect(server.requests.filter((r) => r.kind === 'conversations').map((r) => r.page)).toEqual([1, 2, 3])
     },
   )
+
+  it('with no params: 100 messages a page and 8 requests in flight (the documented defaults)', async () => {
+    // 60 conversations of 150 messages: two pages each at limit 100, enough to fill 8 slots.
+    const { server, client } = await serve(Array.from({ length: 60 }, () => 150))
+    server.decide(() => ({ delayMs: 3 }))
+    const { ids, error } = await drain(client.conversations.messages.listAll())
+    expect(error).toBeUndefined()
+    expect(ids).toEqual(nestedOrder(server.conversations))
+    expect(server.peakInFlight).toBe(DEFAULT_LIST_ALL_CONCURRENCY)
+    expect(DEFAULT_LIST_ALL_CONCURRENCY).toBe(8)
+    expect(new Set(server.requests.filter((r) => r.kind === 'messages').map((r) => r.limit))).toEqual(new Set([100]))
+  })
 
   it('keeps the order of the nested loop when pages arrive in any order', async () => {
     const random = mulberry32(7)
