@@ -161,7 +161,8 @@ interface ParentState<P, C> {
 /**
  * What `listAll()` returns: an async iterable of every child, in nested-loop order, that also
  * tells how far it got (`progress`), where to resume (`cursor()`), and which parents vanished
- * while it ran (`skipped`). It iterates once.
+ * while it ran (`skipped`). It iterates once. For messages: every message of every conversation
+ * (spec, Endpoints 5 and 6, and the Paging rule).
  */
 export class ListAllIterable<P, C> implements AsyncIterable<C> {
   readonly #source: NestedSource<P, C>
@@ -204,7 +205,10 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * Every child of every parent, in order. Leaving the loop early aborts what is in flight and
    * sends nothing more; an error surfaces after every child before it.
    * @throws ChatServiceError when iterated a second time, or when the data changed so much since
-   * the cursor was taken that its parent or child is no longer where it was.
+   * the cursor was taken that its parent or child is no longer where it was; APIUserAbortError when
+   * the caller's signal fires; and the errors of the list requests (APIError subclasses but a 404 on
+   * a parent's children, which skips it; APIConnectionError, APITimeoutError;
+   * ResponseValidationError; ChatServiceError once the client is closed).
    */
   [Symbol.asyncIterator](): AsyncGenerator<C, void, undefined> {
     if (this.#started)
