@@ -246,6 +246,16 @@ export class ResponseValidationError extends ChatServiceError {
   }
 }
 
+/**
+ * A cursor (`listAll({ cursor })`) no longer matches the data: the conversation or message it points
+ * at is not where the cursor says, so resuming from it could skip or repeat items. Start again
+ * without the cursor. Thrown while iterating, never before anything is sent.
+ */
+export class StaleCursorError extends ChatServiceError {
+  /** Always `'StaleCursorError'`. */
+  override readonly name: string = 'StaleCursorError'
+}
+
 const MAX_ISSUES_IN_MESSAGE = 10
 
 /** Renders issues as `path: message; path: message` (at most 10, then a count). */
@@ -336,6 +346,7 @@ for (const [errorClass, brand] of [
   [APIUserAbortError, 'APIUserAbortError'],
   [RequestValidationError, 'RequestValidationError'],
   [ResponseValidationError, 'ResponseValidationError'],
+  [StaleCursorError, 'StaleCursorError'],
 ] as const) {
   BRAND_BY_CLASS.set(errorClass, brand)
 }

@@ -14,6 +14,7 @@ export {
   RateLimitError,
   RequestValidationError,
   ResponseValidationError,
+  StaleCursorError,
   UnprocessableEntityError,
   type ValidationIssue,
 } from './errors.ts'

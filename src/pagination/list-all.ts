@@ -15,7 +15,7 @@
  */
 import * as z from 'zod'
 import { SDK_CANCELLED } from '../core/exchange.ts'
-import { APIUserAbortError, ChatServiceError, NotFoundError, RequestValidationError } from '../errors/errors.ts'
+import { APIUserAbortError, ChatServiceError, NotFoundError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all. */
@@ -274,8 +274,8 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
   }
 }
 
-function staleCursor(what: string): ChatServiceError {
-  return new ChatServiceError(
+function staleCursor(what: string): StaleCursorError {
+  return new StaleCursorError(
     `Cannot resume from this cursor: ${what}, so the data changed since the cursor was taken and resuming could skip or repeat items. ` +
       'Start again without a cursor (offset paging cannot follow items that moved).',
   )
