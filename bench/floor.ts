@@ -1,6 +1,6 @@
 // The fair floor of every comparison (issue 9): raw undici with the SAME settings as the SDK's own
 // pool, so that the SDK is compared with the best a user can do on the same transport, not with
-// a handicapped one. Keep this file in step with the Agent the SDK builds (src/core/transport.ts).
+// a handicapped one. Keep this file in step with the Agent the SDK builds (src/internal/transport.ts).
 import { Agent, interceptors, type Dispatcher } from 'undici'
 import { DEFAULT_CONNECTIONS, DEFAULT_TIMEOUT_MS, VERSION } from 'chat-service-sdk'
 import type { ServerInfo } from './fake.ts'

@@ -2,7 +2,7 @@
 // with the most self time and the inclusive time of the top functions; a .heapprofile
 // (node --heap-prof, or bench/profile.ts --heap) as the allocation sites with the most sampled
 // bytes. Locations in the built package (dist/*.js) are mapped back to src/*.ts through the
-// source maps tsup writes, so the lead sees src/core/transport.ts:123, not dist/index.js:1234.
+// source maps tsup writes, so the lead sees src/internal/transport.ts:123, not dist/index.js:1234.
 //   npx node bench/profile-summary.ts <file.cpuprofile|file.heapprofile> [--top 25] [--match transport,zod]
 import { readFileSync, existsSync } from 'node:fs'
 import { SourceMap, type SourceMapPayload } from 'node:module'

@@ -1,9 +1,6 @@
 import { inspect } from 'node:util'
-import { checkArguments } from './core/args.ts'
-import { LOG_ENV, resolveLogLevel, SdkLogger, type LogLevel, type Logger } from './core/logger.ts'
+import type { LogLevel, Logger } from './core/logger.ts'
 import {
-  clientOptionsSchema,
-  clientOverridesSchema,
   DEFAULT_CONNECTIONS,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_MAX_RETRIES,
@@ -11,16 +8,19 @@ import {
   type ClientOptions,
   type ClientOverrides,
 } from './core/options.ts'
-import { RequestPipeline, type ClientSettings } from './core/pipeline.ts'
-import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './core/redact.ts'
 import type { ResponseValidation } from './core/response.ts'
-import { requestHeaders, Transport } from './core/transport.ts'
-import { resolveBaseUrl } from './core/url.ts'
+import { checkArguments } from './internal/args.ts'
+import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
+import { RequestPipeline, type ClientSettings } from './internal/pipeline.ts'
+import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './internal/redact.ts'
+import { LOG_ENV, resolveLogLevel, SdkLogger } from './internal/sdk-logger.ts'
+import { requestHeaders, Transport } from './internal/transport.ts'
+import { resolveBaseUrl } from './internal/url.ts'
 import { ChatServiceError, RequestValidationError, type ValidationIssue } from './errors/errors.ts'
-import { Agents } from './resources/agents.ts'
-import { Auth } from './resources/auth.ts'
-import { Conversations } from './resources/conversations.ts'
-import { CustomerUsers } from './resources/customer-users.ts'
+import { createAgents, type Agents } from './resources/agents.ts'
+import { createAuth, type Auth } from './resources/auth.ts'
+import { createConversations, type Conversations } from './resources/conversations.ts'
+import { createCustomerUsers, type CustomerUsers } from './resources/customer-users.ts'
 
 /**
  * The environment variables the client reads for these options when they are not given in code.
@@ -248,7 +248,7 @@ export class ChatServiceClient implements AsyncDisposable {
 }
 
 function resources(pipeline: RequestPipeline): [Auth, CustomerUsers, Agents, Conversations] {
-  return [new Auth(pipeline), new CustomerUsers(pipeline), new Agents(pipeline), new Conversations(pipeline)]
+  return [createAuth(pipeline), createCustomerUsers(pipeline), createAgents(pipeline), createConversations(pipeline)]
 }
 
 function refuseBrowser(options: ClientOptions): void {

@@ -1,6 +1,12 @@
 import type { WithResponse } from './response.ts'
 
 /**
+ * Makes an {@link APIPromise} of a call's `{ data, response }`. Internal: the class's constructor is
+ * private, so that nothing but the SDK's pipeline makes one (see `src/internal/README.md`).
+ */
+export let createAPIPromise: <T>(response: Promise<WithResponse<T>>) => APIPromise<T>
+
+/**
  * What every method that returns one result gives back: a promise of the result (`await` it as
  * usual) that can also tell you about the response it came from.
  *
@@ -18,8 +24,12 @@ export class APIPromise<T> implements PromiseLike<T> {
   readonly #response: Promise<WithResponse<T>>
   #data: Promise<T> | undefined
 
-  /** @internal Made by the SDK's methods. */
-  constructor(response: Promise<WithResponse<T>>) {
+  static {
+    createAPIPromise = (response) => new APIPromise(response)
+  }
+
+  /** Made by the SDK's methods only. */
+  private constructor(response: Promise<WithResponse<T>>) {
     response.catch(() => undefined)
     this.#response = response
   }

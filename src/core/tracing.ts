@@ -1,11 +1,8 @@
 /**
- * Publishes every SDK operation call on a `node:diagnostics_channel` tracing channel, so that
- * APM tools (OpenTelemetry, Datadog, ...) can make one span per operation. Costs nothing while
- * nobody subscribes.
+ * Name of the `node:diagnostics_channel` tracing channel every SDK operation call is published on,
+ * so that APM tools (OpenTelemetry, Datadog, ...) can make one span per operation. Costs nothing
+ * while nobody subscribes.
  */
-import { tracingChannel } from 'node:diagnostics_channel'
-
-/** Name of the tracing channel every operation call is published on. */
 export const TRACING_CHANNEL = 'chat-service-sdk:request'
 
 /**
@@ -34,34 +31,4 @@ export interface RequestTrace {
   outcome?: 'success' | 'error' | 'cancelled'
   /** Set by `diagnostics_channel` on failure: the error the call rejected with (secrets scrubbed, as every SDK error). */
   error?: unknown
-}
-
-const channel = tracingChannel<unknown, RequestTrace>(TRACING_CHANNEL)
-
-/**
- * Runs `call`, published as one traced operation when anyone subscribes. `call` receives the
- * trace to fill in (`attempts`, `status`, `requestId`), or `undefined` when nobody listens.
- */
-export function traced<T>(
-  describe: () => Pick<RequestTrace, 'operation' | 'method' | 'path'>,
-  call: (trace: RequestTrace | undefined) => Promise<T>,
-): Promise<T> {
-  // Not async: with nobody listening, the call's own promise is returned as it is.
-  if (!channel.hasSubscribers) return call(undefined)
-  return publish({ ...describe(), attempts: 0 }, call)
-}
-
-async function publish<T>(trace: RequestTrace, call: (trace: RequestTrace) => Promise<T>): Promise<T> {
-  let result: T | undefined
-  // The traced function resolves with nothing, so the channel never sees the result (a token).
-  await channel.tracePromise(async () => {
-    try {
-      result = await call(trace)
-      trace.outcome = 'success'
-    } catch (error) {
-      trace.outcome ??= 'error'
-      throw error
-    }
-  }, trace)
-  return result as T
 }

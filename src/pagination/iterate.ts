@@ -1,4 +1,4 @@
-import { SDK_CANCELLED } from '../core/exchange.ts'
+import { SDK_CANCELLED } from '../internal/cancellation.ts'
 
 /** What a list call knows to fetch more pages. @internal */
 export interface PageSource<P> {

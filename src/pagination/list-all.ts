@@ -14,7 +14,7 @@
  * and nothing runs far ahead of the consumer: at most `4 × concurrency` child pages are held.
  */
 import * as z from 'zod'
-import { SDK_CANCELLED } from '../core/exchange.ts'
+import { SDK_CANCELLED } from '../internal/cancellation.ts'
 import { APIUserAbortError, ChatServiceError, NotFoundError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 

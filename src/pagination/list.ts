@@ -4,21 +4,21 @@
  * whose iteration fetches later pages with the same limit, filters and options.
  */
 import * as z from 'zod'
-import { defineOperation, type Operation } from '../core/operation.ts'
-import type { PageBody, RequestPipeline } from '../core/pipeline.ts'
+import { defineOperation, type Operation } from '../internal/operation.ts'
+import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
 import type { ListRequestOptions } from '../core/options.ts'
 import type { APIResponse } from '../core/response.ts'
 import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
-import { Page } from './page.ts'
-import { PagePromise } from './page-promise.ts'
+import { createPage, type Page } from './page.ts'
+import { createPagePromise, type PagePromise } from './page-promise.ts'
 
-/** The class of a list's pages: {@link Page}, or a subclass that reads more of the body. */
-export type PageClass<Body extends PageBody, P> = new (body: Body, response: APIResponse, source: PageSource<P>) => P
+/** Makes a list's pages: {@link createPage}, or the factory of a subclass that reads more of the body. */
+export type PageFactory<Body extends PageBody, P> = (body: Body, response: APIResponse, source: PageSource<P>) => P
 
 /** A list operation: an {@link Operation} whose response is a page, and the class of its pages. */
 export interface ListOperation<Params extends z.ZodType, Body extends PageBody, P> extends Operation<Params, Body> {
-  readonly Page: PageClass<Body, P>
+  readonly page: PageFactory<Body, P>
 }
 
 /**
@@ -33,7 +33,7 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly extra?: Extra
   /** What a page's body is returned as; see `OperationSpec.output`. */
   readonly output?: 'as-sent' | 'parsed'
-  readonly Page?: PageClass<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
+  readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
   // Loose: when a page is returned as the schema's output (typed metadata), members it does not know stay.
@@ -48,7 +48,7 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     items: spec.item,
     ...(spec.output === undefined ? {} : { output: spec.output }),
   })
-  return { ...operation, Page: spec.Page ?? (Page as unknown as PageClass<Body, P>) }
+  return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
 }
 
 /**
@@ -66,14 +66,15 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
   try {
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
-    return PagePromise.reject(pipeline.refuse(operation, error))
+    const refused = pipeline.refuse(operation, error)
+    return createPagePromise<T, P>(refused, { prefetch: 0, fetch: () => refused })
   }
   const source: PageSource<P> = {
     prefetch: prepared.prefetch,
     fetch: async (page, signal) => {
       const { data, response } = await prepared.fetch(page, signal)
-      return new operation.Page(data, response, source)
+      return operation.page(data, response, source)
     },
   }
-  return new PagePromise<T, P>(source.fetch(prepared.firstPage), source)
+  return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)
 }

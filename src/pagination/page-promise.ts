@@ -3,6 +3,12 @@ import type { Page } from './page.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 
 /**
+ * Makes a {@link PagePromise} whose first page is `first` and whose later pages `source` fetches
+ * (internal: the constructor is private; see src/internal/README.md).
+ */
+export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: PageSource<P>) => PagePromise<T, P>
+
+/**
  * What a list method returns. The first page's request is already under way.
  * - `await` it for the first {@link Page} (one request);
  * - `for await (const item of it)` for every item of every page;
@@ -17,19 +23,18 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
   readonly #first: Promise<P>
   readonly #source: PageSource<P>
 
-  /** @internal Made by list methods. */
-  constructor(first: Promise<P>, source: PageSource<P>) {
+  static {
+    createPagePromise = (first, source) => new PagePromise(first, source)
+  }
+
+  /** Made by list methods only. */
+  private constructor(first: Promise<P>, source: PageSource<P>) {
     // The request starts before anyone awaits it. Marking the promise handled keeps a failure
     // from crashing the process (unhandled rejection) while the caller is still busy elsewhere;
     // the error still reaches every `await`, `then` and `for await` on this PagePromise.
     first.catch(() => undefined)
     this.#first = first
     this.#source = source
-  }
-
-  /** @internal A PagePromise of a call refused before anything was sent: `first` rejects with its error. */
-  static reject<T, P extends Page<T>>(first: Promise<never>): PagePromise<T, P> {
-    return new PagePromise<T, P>(first, { prefetch: 0, fetch: () => first })
   }
 
   /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */

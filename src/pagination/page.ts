@@ -4,6 +4,19 @@ import type { Pagination } from '../schemas/common.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 
 /**
+ * Makes a {@link Page} of a list whose later pages `source` fetches (internal: the constructor is
+ * protected, so that its internal parameter types stay out of the public types; see src/internal/README.md).
+ */
+export let createPage: <T>(
+  body: { readonly data: T[]; readonly pagination: Pagination },
+  response: APIResponse,
+  source: PageSource<Page<T>>,
+) => Page<T>
+
+/** Gives a page made by a subclass's own factory (`MessagePage`) the source of its later pages. */
+export let bindPageSource: <P extends Page<unknown>>(page: P, source: PageSource<P>) => P
+
+/**
  * One page of a list operation (spec, Endpoints 2, 4–6): its `data`, the service's `pagination`
  * block, and the `response` it came from. Iterating a page with `for await` yields its items and
  * then those of every later page, following the spec's paging rule (read page p+1 only while
@@ -16,14 +29,22 @@ export class Page<T> implements AsyncIterable<T> {
   readonly pagination: Pagination
   /** Status, headers and request id of the response this page came from. */
   readonly response: APIResponse
-  readonly #source: PageSource<Page<T>>
+  // Set by the factories above, right after construction.
+  #source!: PageSource<Page<T>>
 
-  /** @internal Pages are made by list methods. */
-  constructor(body: { readonly data: T[]; readonly pagination: Pagination }, response: APIResponse, source: PageSource<Page<T>>) {
+  static {
+    createPage = (body, response, source) => bindPageSource(new Page(body, response), source)
+    bindPageSource = (page, source) => {
+      page.#source = source
+      return page
+    }
+  }
+
+  /** Pages are made by list methods. */
+  protected constructor(body: { readonly data: T[]; readonly pagination: Pagination }, response: APIResponse) {
     this.data = body.data
     this.pagination = body.pagination
     this.response = response
-    this.#source = source
   }
 
   /** Whether the service has a page after this one: `pagination.page < pagination.total_pages`. */

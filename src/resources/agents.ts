@@ -1,5 +1,5 @@
 import type { ListRequestOptions } from '../core/options.ts'
-import type { RequestPipeline } from '../core/pipeline.ts'
+import type { RequestPipeline } from '../internal/pipeline.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { agentSchema, type Agent, type AgentListParams } from '../schemas/agent.ts'
@@ -7,12 +7,18 @@ import { pageParamsSchema } from '../schemas/common.ts'
 
 const listAgents = defineList({ name: 'agents.list', path: '/agents', params: pageParamsSchema, item: agentSchema })
 
+/** Makes `client.agents` (internal: the class's constructor is private, see src/internal/README.md). */
+export let createAgents: (pipeline: RequestPipeline) => Agents
+
 /** The company's agents (spec, Endpoint 4). Reach it as `client.agents`. */
 export class Agents {
   readonly #pipeline: RequestPipeline
 
-  /** @internal */
-  constructor(pipeline: RequestPipeline) {
+  static {
+    createAgents = (pipeline) => new Agents(pipeline)
+  }
+
+  private constructor(pipeline: RequestPipeline) {
     this.#pipeline = pipeline
   }
 

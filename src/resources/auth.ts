@@ -1,8 +1,8 @@
 import type * as z from 'zod'
 import type { APIPromise } from '../core/api-promise.ts'
-import { defineOperation } from '../core/operation.ts'
+import { defineOperation } from '../internal/operation.ts'
 import type { RequestOptions } from '../core/options.ts'
-import type { RequestPipeline } from '../core/pipeline.ts'
+import type { RequestPipeline } from '../internal/pipeline.ts'
 import {
   boundIssueTokenResponseSchema,
   issueTokenParamsSchema,
@@ -24,12 +24,18 @@ const issueToken = defineOperation({
   secretFields: ['token'],
 })
 
+/** Makes `client.auth` (internal: the class's constructor is private, see src/internal/README.md). */
+export let createAuth: (pipeline: RequestPipeline) => Auth
+
 /** Chat-token issuance (spec, Endpoint 1). Reach it as `client.auth`. */
 export class Auth {
   readonly #pipeline: RequestPipeline
 
-  /** @internal */
-  constructor(pipeline: RequestPipeline) {
+  static {
+    createAuth = (pipeline) => new Auth(pipeline)
+  }
+
+  private constructor(pipeline: RequestPipeline) {
     this.#pipeline = pipeline
   }
 

@@ -1,5 +1,5 @@
 import type { ListRequestOptions } from '../core/options.ts'
-import type { RequestPipeline } from '../core/pipeline.ts'
+import type { RequestPipeline } from '../internal/pipeline.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
@@ -14,14 +14,20 @@ export const listConversations = defineList({
   item: conversationSchema,
 })
 
+/** Makes `client.conversations` (internal: the class's constructor is private, see src/internal/README.md). */
+export let createConversations: (pipeline: RequestPipeline) => Conversations
+
 /** The company's conversations (spec, Endpoint 5) and their messages (Endpoint 6). Reach it as `client.conversations`. */
 export class Conversations {
   /** Messages of conversations: `client.conversations.messages.list(conversationId)`, `.listAll()`. */
   readonly messages: ConversationMessages
   readonly #pipeline: RequestPipeline
 
-  /** @internal */
-  constructor(pipeline: RequestPipeline) {
+  static {
+    createConversations = (pipeline) => new Conversations(pipeline)
+  }
+
+  private constructor(pipeline: RequestPipeline) {
     this.#pipeline = pipeline
     this.messages = new ConversationMessages(pipeline, (limit, options) => pipeline.prepareList(listConversations, {}, { limit }, options))
   }

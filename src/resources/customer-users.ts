@@ -1,8 +1,9 @@
 import * as z from 'zod'
 import type { APIPromise } from '../core/api-promise.ts'
-import { defineOperation, type Operation } from '../core/operation.ts'
-import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
-import type { RequestPipeline } from '../core/pipeline.ts'
+import { defineOperation, type Operation } from '../internal/operation.ts'
+import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
+import { requestOptionsSchema } from '../internal/options-schema.ts'
+import type { RequestPipeline } from '../internal/pipeline.ts'
 import { ChatServiceError } from '../errors/errors.ts'
 import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
 import type { Page } from '../pagination/page.ts'
@@ -121,6 +122,9 @@ function forbiddenPaths(
 
 const updateMetadataArgs = z.strictObject({ externalId: idSchema })
 
+/** Makes `client.customerUsers` (internal: the class's constructor is private, see src/internal/README.md). */
+export let createCustomerUsers: (pipeline: RequestPipeline) => CustomerUsers
+
 /**
  * The company's customer users (spec, Endpoints 2 and 3). Reach it as `client.customerUsers`, or
  * typed by your metadata schema as `client.customerUsers.withMetadata(schema)`.
@@ -131,8 +135,11 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   readonly #pipeline: RequestPipeline
   readonly #operations: CustomerUserOperations<Metadata, MetadataInput>
 
-  /** @internal */
-  constructor(pipeline: RequestPipeline, operations?: CustomerUserOperations<Metadata, MetadataInput>) {
+  static {
+    createCustomerUsers = (pipeline) => new CustomerUsers(pipeline)
+  }
+
+  private constructor(pipeline: RequestPipeline, operations?: CustomerUserOperations<Metadata, MetadataInput>) {
     this.#pipeline = pipeline
     this.#operations = operations ?? (defaultOperations as unknown as CustomerUserOperations<Metadata, MetadataInput>)
   }

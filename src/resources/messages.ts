@@ -1,12 +1,13 @@
 import * as z from 'zod'
-import { requestOptionsSchema, type ListRequestOptions, type RequestOptions } from '../core/options.ts'
-import type { PreparedList, RequestPipeline } from '../core/pipeline.ts'
+import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
+import { requestOptionsSchema } from '../internal/options-schema.ts'
+import type { PreparedList, RequestPipeline } from '../internal/pipeline.ts'
 import { RequestValidationError } from '../errors/errors.ts'
 import type { APIResponse } from '../core/response.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { decodeCursor, ListAllIterable, PARENT_PAGE_SIZE, startPosition, type NestedSource } from '../pagination/list-all.ts'
 import { defineList, listPages } from '../pagination/list.ts'
-import { Page } from '../pagination/page.ts'
+import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { MAX_LIMIT, type Pagination } from '../schemas/common.ts'
 import type { Conversation } from '../schemas/conversation.ts'
@@ -46,18 +47,20 @@ export type ConversationPages = (limit: number, options: RequestOptions) => Prep
 /** What `listAll()` returns: every message of the company; see {@link ListAllIterable}. */
 export type AllMessages = ListAllIterable<Conversation, Message>
 
+/** Makes a {@link MessagePage} (internal: its constructor is private; see src/internal/README.md). */
+let createMessagePage: (body: MessagePageBody, response: APIResponse, source: PageSource<MessagePage>) => MessagePage
+
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
   /** The conversation these messages belong to. */
   readonly conversation: MessageConversation
 
-  /** @internal */
-  constructor(
-    body: { data: Message[]; pagination: Pagination; conversation: MessageConversation },
-    response: APIResponse,
-    source: PageSource<Page<Message>>,
-  ) {
-    super(body, response, source)
+  static {
+    createMessagePage = (body, response, source) => bindPageSource(new MessagePage(body, response), source)
+  }
+
+  private constructor(body: MessagePageBody, response: APIResponse) {
+    super(body, response)
     this.conversation = body.conversation
   }
 }
@@ -69,7 +72,7 @@ export const listMessages = defineList({
   params: messageListParamsSchema,
   item: messageSchema,
   extra: { conversation: messageConversationSchema },
-  Page: MessagePage,
+  page: createMessagePage,
 })
 
 /** Messages of conversations (spec, Endpoint 6). Reach it as `client.conversations.messages`. */

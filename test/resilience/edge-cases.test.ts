@@ -18,7 +18,8 @@ import {
   RETRYABLE_STATUSES,
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
-import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoffDelay, serverRequestedDelay } from '../../src/core/retry.ts'
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../src/core/retry.ts'
+import { backoffDelay, serverRequestedDelay } from '../../src/internal/retry-policy.ts'
 
 const seed = generateDataset({ seed: 3, agents: 2, customerUsers: 5, conversations: 2, messages: 10 })
 const key = seed.companies[0]!.keys[0]!

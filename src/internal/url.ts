@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors/index.ts'
+import type { ValidationIssue } from '../errors/errors.ts'
 
 /** The version prefix every operation lives under (spec, Versioning). */
 export const API_PREFIX = '/rest/v1'

@@ -13,23 +13,16 @@
 import type * as z from 'zod'
 import type { ValidationIssue } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
-import { APIPromise } from './api-promise.ts'
+import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
+import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
+import type { ResponseValidation, WithResponse } from '../core/response.ts'
 import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
 import type { RawResponse } from './exchange.ts'
-import type { SdkLogger } from './logger.ts'
-import { listRequestOptionsSchema, requestOptionsSchema, type ListRequestOptions, type RequestOptions } from './options.ts'
+import type { SdkLogger } from './sdk-logger.ts'
+import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
-import {
-  checkBody,
-  decodeBody,
-  responseMetadata,
-  responseValidationError,
-  statusError,
-  type ReadContext,
-  type ResponseValidation,
-  type WithResponse,
-} from './response.ts'
-import { traced } from './tracing.ts'
+import { checkBody, decodeBody, responseMetadata, responseValidationError, statusError, type ReadContext } from './read-response.ts'
+import { traced } from './traced.ts'
 import { requestHeaders, type OutgoingRequest, type SendSettings, type Transport } from './transport.ts'
 import { queryString } from './url.ts'
 
@@ -88,7 +81,7 @@ export class RequestPipeline {
     params: unknown,
     options: RequestOptions | undefined,
   ): APIPromise<Result> {
-    return new APIPromise(this.#call(operation, pathParams, params, options))
+    return createAPIPromise(this.#call(operation, pathParams, params, options))
   }
 
   async #call<Params extends z.ZodType, Result>(

@@ -1,0 +1,140 @@
+/**
+ * What a response means: its body decoded, checked against the operation's schema (strictly, or
+ * with warnings), or turned into the error that explains it. Every error built from a response
+ * is built here, with every known secret scrubbed from its path, headers and body.
+ */
+import type * as z from 'zod'
+import {
+  type APIError,
+  type APIErrorInit,
+  type ResponseValidationError,
+  type ValidationIssue,
+  ResponseValidationError as ValidationErrorClass,
+} from '../errors/errors.ts'
+import { apiErrorFor } from '../errors/from-status.ts'
+import type { APIResponse, ResponseValidation } from '../core/response.ts'
+import type { RawResponse } from './exchange.ts'
+import type { SdkLogger } from './sdk-logger.ts'
+import { toIssues } from './issues.ts'
+import type { Redactor } from './redact.ts'
+
+/** The request a response answers, as errors and logs show it. */
+export interface RequestSummary {
+  readonly operation: string
+  readonly method: string
+  /** Path with query string, as sent (not yet scrubbed). */
+  readonly path: string
+}
+
+/** Everything reading a response needs besides the response. */
+export interface ReadContext {
+  readonly redactor: Redactor
+  readonly logger: SdkLogger
+  readonly validation: ResponseValidation
+  /** What a body that passes is returned as: the body as sent (default), or the schema's output (when the schema transforms, e.g. typed metadata). */
+  readonly output?: 'as-sent' | 'parsed' | undefined
+  /** A list's item schema: under `warn` with `parsed` output, the items that match are still returned as its output. */
+  readonly items?: z.ZodType | undefined
+}
+
+export function responseMetadata(raw: Pick<RawResponse, 'status' | 'headers'>): APIResponse {
+  return { status: raw.status, headers: raw.headers, requestId: raw.headers['x-request-id'] }
+}
+
+/** The body as JSON when it parses, else its text; `undefined` when empty. */
+export function decodeBody(raw: RawResponse): unknown {
+  if (raw.body.length === 0) return undefined
+  const text = raw.body.toString('utf8')
+  if (raw.truncated) return `${text}… [cut off after ${raw.body.length} bytes]`
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text
+  }
+}
+
+/**
+ * Checks a success response's decoded body against `schema` and returns the body itself (not
+ * zod's copy), so every field the service sent is kept, unknown ones included, and keys such as
+ * `__proto__` stay plain own properties; or, with `output: 'parsed'`, the schema's output (the
+ * schema then keeps unknown fields itself).
+ * - `strict`: a body that does not match throws {@link ResponseValidationError}.
+ * - `warn`: the body is returned as sent and each distinct issue path is logged once at `warn`;
+ *   issues for which `isFatal` answers true still throw (by default a body that is not even the
+ *   right kind of value; for a list, also its `pagination`, without which
+ *   paging cannot be trusted).
+ * A body that is not JSON always throws.
+ */
+export function checkBody<S extends z.ZodType>(
+  raw: RawResponse,
+  body: unknown,
+  request: RequestSummary,
+  schema: S,
+  context: ReadContext,
+  isFatal: (issue: ValidationIssue) => boolean = (issue) => issue.path.length === 0,
+): z.output<S> {
+  if (typeof body === 'string' || body === undefined) {
+    const message =
+      body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
+    throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
+  }
+  const result = schema.safeParse(body)
+  if (result.success) return context.output === 'parsed' ? result.data : (body as z.output<S>)
+  const issues = toIssues(result.error.issues)
+  if (context.validation === 'strict' || issues.some(isFatal)) {
+    throw responseValidationError(raw, request, issues, context.redactor, body)
+  }
+  for (const issue of issues) warnOnce(issue, request, raw, context.logger)
+  const { items } = context
+  const data = (body as { data?: unknown }).data
+  if (context.output !== 'parsed' || items === undefined || !Array.isArray(data)) return body as z.output<S>
+  // Transform what can be: one odd item must not leave every other item untransformed.
+  return {
+    ...body,
+    data: data.map((item: unknown) => {
+      const parsed = items.safeParse(item)
+      return parsed.success ? parsed.data : item
+    }),
+  } as z.output<S>
+}
+
+function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: RawResponse, logger: SdkLogger): void {
+  const where = issue.path.map((key) => (typeof key === 'number' ? '*' : key)).join('.') || '(root)'
+  logger.logOnce(
+    `response:${request.operation}:${where}:${issue.code}`,
+    'warn',
+    `${request.operation}: the response does not match the schema at ${where} (${issue.message}); returned as sent because responseValidation is 'warn'. Further responses with this issue are not logged.`,
+    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: raw.headers['x-request-id'] },
+  )
+}
+
+/** The {@link APIError} subclass for a response whose status is not success, secrets scrubbed. */
+export function statusError(raw: RawResponse, body: unknown, request: RequestSummary, redactor: Redactor): APIError {
+  return apiErrorFor(errorView(raw, body, request, redactor))
+}
+
+/** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
+export function responseValidationError(
+  raw: Pick<RawResponse, 'status' | 'headers'>,
+  request: RequestSummary,
+  issues: readonly ValidationIssue[],
+  redactor: Redactor,
+  body: unknown,
+): ResponseValidationError {
+  return new ValidationErrorClass({ ...errorView(raw, body, request, redactor), issues: redactor.redactIssues(issues) })
+}
+
+/**
+ * What an error keeps of a response: status, method and request id as they were; path, headers
+ * and body with every known secret scrubbed. Every error built from a response goes through here.
+ */
+function errorView(raw: Pick<RawResponse, 'status' | 'headers'>, body: unknown, request: RequestSummary, redactor: Redactor): APIErrorInit {
+  return {
+    status: raw.status,
+    headers: redactor.redactValue(raw.headers),
+    body: redactor.redactValue(body),
+    method: request.method,
+    path: redactor.redact(request.path),
+    requestId: raw.headers['x-request-id'],
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The retry policy, whole: which failures are retried, how long to wait, and when to give up.
+ * The transport asks {@link decideRetry} after every failed attempt and does what it says.
+ */
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from '../core/retry.ts'
+import { errorCode } from './network-errors.ts'
+
+const RETRYABLE: ReadonlySet<number> = new Set(RETRYABLE_STATUSES)
+
+/**
+ * Network failures that fail the same way every time, by error code, so they are thrown at once:
+ * an invalid argument, an unsupported header, a closed or destroyed dispatcher, a MockAgent with
+ * no matching interceptor, Node's own argument errors, a TLS handshake that fails (`ERR_SSL_*`,
+ * e.g. TLS spoken to a plain-HTTP port), and every TLS certificate problem (an
+ * untrusted, self-signed, expired or misnamed certificate is the same on every attempt). Every
+ * other failure before a full response (refused, reset, closed early, DNS, a network error
+ * without a code) may succeed on another attempt.
+ */
+const FINAL_CODES =
+  /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|UND_ERR_DESTROYED|UND_ERR_CLOSED|UND_ERR_INVALID_RETURN_VALUE|UND_MOCK_ERR_.*|ERR_INVALID_.*|ERR_SSL_.*)$/
+
+/** OpenSSL's certificate verification codes and Node's host-name check (`ERR_TLS_CERT_ALTNAME_INVALID`). */
+const CERTIFICATE_CODES = /^(UNABLE_TO_.*|.*CERT.*)$/
+
+/** Whether a network error is a TLS certificate problem (by its code or its causes' codes). */
+export function isCertificateError(error: unknown): boolean {
+  return CERTIFICATE_CODES.test(errorCode(error))
+}
+
+/** How an attempt ended, as far as the retry policy is concerned. */
+export type AttemptFailure =
+  | { readonly kind: 'status'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
+  | { readonly kind: 'network'; readonly error: unknown }
+
+/** What to do after a failed attempt. */
+export type RetryDecision =
+  { readonly retry: true; readonly delayMs: number } | { readonly retry: false; readonly reason: 'final' | 'exhausted' | 'wait-too-long' }
+
+/**
+ * Decides whether attempt number `attempt` (1-based) is followed by another, and after how many ms.
+ * Retried: the statuses in {@link RETRYABLE_STATUSES} and network failures that may not repeat.
+ * The wait is the server's (`retry-after-ms`, `Retry-After`) when it sent one, else
+ * {@link backoffDelay}; a server wait over {@link MAX_RETRY_AFTER_MS} gives up at once.
+ */
+export function decideRetry(
+  failure: AttemptFailure,
+  attempt: number,
+  maxRetries: number,
+  random: () => number = Math.random,
+): RetryDecision {
+  const retryable =
+    failure.kind === 'status'
+      ? RETRYABLE.has(failure.status)
+      : !FINAL_CODES.test(errorCode(failure.error)) && !isCertificateError(failure.error)
+  if (!retryable) return { retry: false, reason: 'final' }
+  const requested = failure.kind === 'status' ? serverRequestedDelay(failure.headers) : undefined
+  if (requested !== undefined && requested > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
+  if (attempt > maxRetries) return { retry: false, reason: 'exhausted' }
+  return { retry: true, delayMs: requested ?? backoffDelay(attempt - 1, random) }
+}
+
+/**
+ * How long the whole client pauses new attempts after this failure, in ms, or `undefined` for no
+ * pause. Only a 429 pauses: for as long as this call waits before retrying, or, when it does not
+ * retry any more, for the service's `Retry-After` (else the backoff), so that the client's other
+ * calls do not each run into the limit. A wait over {@link MAX_RETRY_AFTER_MS} pauses nothing: the
+ * call is thrown at once, and a client frozen for that long would look hung.
+ */
+export function clientPause(failure: AttemptFailure, decision: RetryDecision, attempt: number): number | undefined {
+  if (failure.kind !== 'status' || failure.status !== 429) return undefined
+  if (decision.retry) return decision.delayMs
+  if (decision.reason !== 'exhausted') return undefined
+  return serverRequestedDelay(failure.headers) ?? backoffDelay(attempt - 1)
+}
+
+/**
+ * Full-jitter exponential backoff: a uniform random wait in `[0, min(cap, base × 2^retry))` ms,
+ * where `retry` is 0 for the first retry.
+ */
+export function backoffDelay(retry: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry)
+  return Math.floor(random() * ceiling)
+}
+
+/** `Sun, 06 Nov 1994 08:49:37 GMT` and the two obsolete HTTP-date forms (RFC 9110, 5.6.7). */
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /
+
+/**
+ * The wait the server asked for, in ms, from `retry-after-ms` (milliseconds, may be fractional) or
+ * `Retry-After` (whole seconds, or an HTTP date); `undefined` when neither is present or readable
+ * (then the SDK's own backoff applies).
+ */
+export function serverRequestedDelay(headers: Readonly<Record<string, string>>, now: number = Date.now()): number | undefined {
+  const ms = headers['retry-after-ms']?.trim()
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms))
+  const after = headers['retry-after']?.trim()
+  if (after === undefined) return undefined
+  if (/^\d+$/.test(after)) return Number(after) * 1000
+  if (!HTTP_DATE.test(after)) return undefined
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
