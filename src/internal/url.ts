@@ -100,13 +100,11 @@ function isLoopback(hostname: string): boolean {
 
 /**
  * Percent-encodes one path segment, so that an id such as `../agents`, `a/b` or `a?b` stays one
- * segment and cannot change the path or add a query. `.` and `..` are encoded too.
+ * segment and cannot change the path or add a query. The ids `.` and `..` never get here: no
+ * encoding keeps them ids (URL parsers read `%2E%2E` as `..`), so `idSchema` refuses them.
  */
 export function encodePathSegment(segment: string): string {
-  const encoded = encodeURIComponent(segment)
-  if (encoded === '.') return '%2E'
-  if (encoded === '..') return '%2E%2E'
-  return encoded
+  return encodeURIComponent(segment)
 }
 
 /** Builds `?page=1&limit=20` from the defined entries, in the given order; `''` when none. */

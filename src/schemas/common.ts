@@ -32,14 +32,47 @@ export const paginationSchema = z.looseObject({
 } satisfies SchemaOf<Pagination>)
 
 /**
- * A string identifier: not empty, and well-formed Unicode (a lone surrogate cannot be
- * percent-encoded into a path). Used for path parameters, agent and user ids.
+ * Why `id` cannot be an id of the service, or `undefined` when it can: an id is not empty, is
+ * well-formed Unicode (a lone surrogate cannot be percent-encoded into a path), and is not `.` or
+ * `..`. Those two are dot segments: percent-encoding does not save them, because WHATWG-URL
+ * parsers (Node's `URL`, the routers and proxies built on it) read `%2E` and `%2E%2E` as `.` and
+ * `..` too, so `PUT /rest/v1/customer-users/%2E%2E` would reach `PUT /rest/v1/`.
+ *
+ * The one rule for ids, whoever supplies them: {@link idSchema} applies it to every path
+ * parameter and id argument (a RequestValidationError, nothing sent), and code that puts an id
+ * from a response into a path (listAll's conversation ids) asks {@link isValidId} first.
+ * @internal
+ */
+export function idProblem(id: string): string | undefined {
+  if (id.length === 0) return 'Expected a non-empty id'
+  if (!id.isWellFormed()) return 'Expected well-formed Unicode text (this id holds a lone surrogate)'
+  if (id === '.' || id === '..') {
+    return `"${id}" cannot be an id: it is a dot segment, which URL parsers and proxies resolve (even percent-encoded) instead of sending it as an id`
+  }
+  return undefined
+}
+
+/**
+ * Whether `value` is a string that can be used as an id, in a path or a body (see
+ * {@link idProblem}, which says why not).
+ * @internal
+ */
+export function isValidId(value: unknown): value is string {
+  return typeof value === 'string' && idProblem(value) === undefined
+}
+
+/**
+ * A string identifier, checked by {@link idProblem}: not empty, well-formed Unicode, not `.` or
+ * `..`. Every path parameter gets it (`defineOperation`), as do agent and user ids in bodies.
  * @internal
  */
 export const idSchema = z
   .string()
   .min(1, 'Expected a non-empty id')
-  .refine((id) => id.isWellFormed(), 'Expected well-formed Unicode text (this id holds a lone surrogate)')
+  .superRefine((id, ctx) => {
+    const problem = id.length === 0 ? undefined : idProblem(id)
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+  })
 
 /** `page` and `limit` of a list operation; both travel in the query string (spec, Endpoints 2, 4–6). */
 export type PageParams = {

@@ -166,7 +166,8 @@ describe('PUT and POST bodies at the wire', () => {
 })
 
 describe('percent-encoding of path parameters', () => {
-  const ids = ['../agents', 'a/b', 'a?b', 'a#b', '..', '.', '%2F', 'a b', 'ü/ñ', '?page=9&limit=1']
+  // `.` and `..` are refused before sending (test/hostile/ids.test.ts): no encoding keeps them ids.
+  const ids = ['../agents', 'a/b', 'a?b', 'a#b', '...', '.a', '%2E%2E', '%2F', 'a b', 'ü/ñ', '?page=9&limit=1']
 
   it.each(ids)('update(%j) stays one path segment of /customer-users/', async (id) => {
     server.respond(() => ({ body: updatedUser(id) }))
