@@ -33,15 +33,16 @@ export interface RawRequest {
  * What to answer:
  * - bytes (a string is sent as UTF-8, a Buffer as is; several are written in order), the
  *   connection then stays open for the next request (keep-alive) unless `close` is set;
- * - `'destroy'`: drop the connection without a byte;
- * - `'hang'`: never answer (the client's deadline or signal must end it).
+ * - `DESTROY`: drop the connection without a byte;
+ * - `HANG`: never answer (the client's deadline or signal must end it).
  */
 export type RawReply =
-  | string
-  | Buffer
-  | { readonly chunks: readonly (string | Buffer)[]; readonly close?: boolean }
-  | 'destroy'
-  | 'hang'
+  string | Buffer | { readonly chunks: readonly (string | Buffer)[]; readonly close?: boolean } | typeof DESTROY | typeof HANG
+
+/** A {@link RawReply}: drop the connection without answering. */
+export const DESTROY: unique symbol = Symbol('destroy')
+/** A {@link RawReply}: never answer. */
+export const HANG: unique symbol = Symbol('hang')
 
 export type RawResponder = (request: RawRequest) => RawReply | Promise<RawReply>
 
@@ -97,8 +98,8 @@ export async function startHostileServer(responder?: RawResponder): Promise<Host
       socket.destroy()
       return
     }
-    if (socket.destroyed || reply === 'hang') return
-    if (reply === 'destroy') {
+    if (socket.destroyed || reply === HANG) return
+    if (reply === DESTROY) {
       socket.destroy()
       return
     }

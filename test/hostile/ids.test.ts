@@ -34,7 +34,11 @@ beforeAll(async () => {
     }
     if (request.method === 'GET' && segments.length === 5 && segments[2] === 'conversations' && segments[4] === 'messages') {
       const id = segments[3] as string
-      return json(200, { data: [message(1, id)], pagination: { page: 1, limit: 50, total: 1, total_pages: 1 }, conversation: { id, title: 't' } })
+      return json(200, {
+        data: [message(1, id)],
+        pagination: { page: 1, limit: 50, total: 1, total_pages: 1 },
+        conversation: { id, title: 't' },
+      })
     }
     return json(200, { reached: request.target, resolved: `/${segments.join('/')}` })
   })
@@ -59,7 +63,11 @@ const DOT_SEGMENTS = ['.', '..'] as const
 describe('the ids . and .. are refused before sending, in every path parameter', () => {
   const calls = [
     ['customerUsers.update', 'id', (id: string) => client.customerUsers.update(id, { name: 'n' })],
-    ['customerUsers.withMetadata().update', 'id', (id: string) => client.customerUsers.withMetadata(z.looseObject({})).update(id, { name: 'n' })],
+    [
+      'customerUsers.withMetadata().update',
+      'id',
+      (id: string) => client.customerUsers.withMetadata(z.looseObject({})).update(id, { name: 'n' }),
+    ],
     ['conversations.messages.list', 'conversationId', (id: string) => client.conversations.messages.list(id)],
   ] as const
 
@@ -106,7 +114,26 @@ describe('the ids . and .. are refused before sending, in every path parameter',
 describe('every other id reaches a WHATWG-URL router as the one segment it is', () => {
   // Ids that look like dot segments, encoded dot segments, traversal or query syntax: each must
   // survive `new URL()` at the server as one segment that decodes to exactly the id.
-  const ids = ['...', '.a', 'a.', '..a', ' ..', '.. ', '%2E', '%2e', '%2E%2E', '.%2E', '%2e.', '../agents', '..%2F', 'a/../b', '..\\', '?', '#', 'ü']
+  const ids = [
+    '...',
+    '.a',
+    'a.',
+    '..a',
+    ' ..',
+    '.. ',
+    '%2E',
+    '%2e',
+    '%2E%2E',
+    '.%2E',
+    '%2e.',
+    '../agents',
+    '..%2F',
+    'a/../b',
+    '..\\',
+    '?',
+    '#',
+    'ü',
+  ]
 
   it.each(ids)('customerUsers.update(%j) is routed to /rest/v1/customer-users/<that id>', async (id) => {
     const updated = await client.customerUsers.update(id, { name: 'n' })
