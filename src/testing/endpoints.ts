@@ -8,6 +8,7 @@
 import { errorResponse, jsonResponse, type FakeResponse } from './http.ts'
 import { pageOf, parsePaging } from './paging.ts'
 import { isPlainObject, type Call, type Endpoint, type Json } from './router.ts'
+import { nextUpdatedAt } from './state.ts'
 import { DEFAULT_TOKEN_LIFETIME_S, parseExpiresIn } from './token.ts'
 import type { FilterMatch } from './types.ts'
 import { agentView, conversationView, customerUserView, messageView, updatedCustomerUserView } from './views.ts'
@@ -130,9 +131,7 @@ function updateCustomerUser({ ctx, company, params, body }: Call): FakeResponse 
   if (changes.email !== undefined) user.email = changes.email
   if (changes.metadata !== undefined) user.metadata = changes.metadata // replaced, not merged
   // updated_at always moves forward, even with a frozen clock, so a client can order updates.
-  const now = ctx.now().getTime()
-  const previous = Date.parse(user.updated_at)
-  user.updated_at = new Date(Number.isNaN(previous) || now > previous ? now : previous + 1).toISOString()
+  user.updated_at = nextUpdatedAt(user.updated_at, ctx.now())
   return jsonResponse(200, updatedCustomerUserView(user))
 }
 

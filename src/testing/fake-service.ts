@@ -5,6 +5,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
+import { appendMessages, deleteConversation, deleteMessage } from './changes.ts'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
@@ -19,6 +20,7 @@ import type {
   FakeServerHandle,
   FaultSpec,
   MessageRecord,
+  MessageSeed,
   RecordedRequest,
   StoredCustomerUser,
   VerifyTokenResult,
@@ -31,7 +33,14 @@ import type {
  * spec is open, the fake's choices are listed in TESTING.md ("The fake's choices").
  */
 export interface FakeChatService {
-  /** Adds companies, keys and records to the state (duplicate ids throw). */
+  /**
+   * Adds companies, keys and records to the state, all or nothing. A company id the fake already
+   * has is added to (its new keys and records join the existing ones; a given `name` replaces
+   * its name): the way to add a conversation, user or agent between runs. Records are taken as
+   * given (a seeded message does not move its conversation's `updated_at`; `appendMessages` does).
+   * @throws Error (and nothing is applied) for duplicate ids in a company, a `keyId` already
+   * registered to another company or secret, or a message of an unknown conversation.
+   */
   seed(data: FakeSeed): void
   /** Back to the `seed` option's data; clears recorded requests and queued faults. */
   reset(): void
@@ -71,6 +80,36 @@ export interface FakeChatService {
   listConversations(companyId: string): ConversationRecord[]
   /** All messages of a conversation of the company, oldest first; `[]` when unknown. */
   listMessages(companyId: string, conversationId: string): MessageRecord[]
+  /**
+   * Appends messages to a conversation, as the service would when its customer user and agent
+   * talk: `message_count` grows by their number and `updated_at` moves forward (at least 1 ms
+   * past its previous value, even with a frozen `now`, and never before the newest message).
+   *
+   * `messages` is a count (generated messages: ids `msg_fake_000001`, … skipping ids in use,
+   * roles alternating after the conversation's newest message, `created_at` = `now`, or 1 ms after
+   * the newest message when that is later) or {@link MessageSeed}s (the same defaults for what
+   * they omit). Every message takes its place in list order (created_at, then id): generated
+   * times put them after the existing messages; a seed's earlier `created_at` back-dates it.
+   *
+   * @returns the appended messages (copies), in the order given.
+   * @throws Error for an unknown company or conversation, a count that is not an integer from 0
+   * to 1,000,000, a malformed seed (role, content, `created_at` not ISO 8601, `conversation_id`
+   * of another conversation), an id already used in the company, or a conversation seeded with a
+   * `message_count` but without its messages; nothing is appended then.
+   */
+  appendMessages(companyId: string, conversationId: string, messages: number | readonly MessageSeed[]): MessageRecord[]
+  /**
+   * Deletes one message of a conversation: `message_count` drops by one and `updated_at` moves
+   * forward as in {@link FakeChatService.appendMessages}.
+   * @throws Error for an unknown company or conversation, or a message not in that conversation.
+   */
+  deleteMessage(companyId: string, conversationId: string, messageId: string): void
+  /**
+   * Deletes a conversation and its messages: the conversation list no longer shows it (the
+   * following ones move up a place), and its messages endpoint answers 404.
+   * @throws Error for an unknown company or conversation.
+   */
+  deleteConversation(companyId: string, conversationId: string): void
 }
 
 /**
@@ -143,6 +182,15 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     listMessages(companyId, conversationId) {
       return company(companyId)?.conversations.get(conversationId)?.messages.items().map(messageView) ?? []
+    },
+    appendMessages(companyId, conversationId, messages) {
+      return appendMessages(state, now(), companyId, conversationId, messages)
+    },
+    deleteMessage(companyId, conversationId, messageId) {
+      deleteMessage(state, now(), companyId, conversationId, messageId)
+    },
+    deleteConversation(companyId, conversationId) {
+      deleteConversation(state, companyId, conversationId)
     },
   }
   // For chat-service-sdk/testing/msw: not enumerable, so it stays out of inspect and JSON.

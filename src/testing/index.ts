@@ -42,6 +42,7 @@ export type {
   FaultSpec,
   FilterMatch,
   MessageRecord,
+  MessageSeed,
   RecordedRequest,
   StoredCustomerUser,
   TokenClaims,

@@ -30,6 +30,18 @@ export class SortedList<T> {
     return this.#items
   }
 
+  /**
+   * Removes one item (by identity); returns whether it was there. O(n): the fake removes records
+   * one at a time, between test runs, never in a hot path.
+   */
+  remove(item: T): boolean {
+    const index = this.#items.indexOf(item)
+    if (index < 0) return false
+    // Removing keeps a sorted list sorted, and an unsorted one still needs its sort.
+    this.#items.splice(index, 1)
+    return true
+  }
+
   /** Number of items. */
   get length(): number {
     return this.#items.length

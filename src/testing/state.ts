@@ -45,6 +45,12 @@ export interface CompanyState {
   readonly userList: SortedList<StoredCustomerUser>
   readonly agentList: SortedList<AgentRecord>
   readonly conversationList: SortedList<ConversationState>
+  /**
+   * Every message id of the company, built on first use by changes.ts (appending needs unique
+   * ids) and kept up to date from then on; `undefined` until then, so that seeding a million
+   * messages does not pay for an index no test uses.
+   */
+  messageIds: Set<string> | undefined
 }
 
 /** Compares two ISO 8601 timestamps chronologically (falls back to text order). */
@@ -56,7 +62,8 @@ export function compareIso(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
-function byCreatedThenId(a: { created_at: string; id: string }, b: { created_at: string; id: string }): number {
+/** List order: `created_at` (chronologically), then `id` (code-unit order). */
+export function byCreatedThenId(a: { created_at: string; id: string }, b: { created_at: string; id: string }): number {
   return compareIso(a.created_at, b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 }
 
@@ -101,12 +108,14 @@ export class ServiceState {
   readonly companies = new Map<string, CompanyState>()
   readonly keys = new Map<string, { companyId: string; keySecret: string }>()
   #userCounter = 0
+  #messageCounter = 0
 
   /** Removes everything. */
   clear(): void {
     this.companies.clear()
     this.keys.clear()
     this.#userCounter = 0
+    this.#messageCounter = 0
   }
 
   /**
@@ -201,6 +210,7 @@ export class ServiceState {
         userList: new SortedList<StoredCustomerUser>(byCreatedThenId),
         agentList: new SortedList<AgentRecord>(byCreatedThenId),
         conversationList: new SortedList<ConversationState>(byConversation),
+        messageIds: undefined,
       }
       this.companies.set(companyId, company)
     } else if (seed.name !== undefined) {
@@ -258,6 +268,7 @@ export class ServiceState {
           ? last
           : (company.conversations.get(message.conversation_id) as ConversationState)
       conversation.messages.add(message)
+      company.messageIds?.add(message.id)
       last = conversation
     }
   }
@@ -276,6 +287,16 @@ export class ServiceState {
       this.#userCounter++
       id = `cu_fake_${String(this.#userCounter).padStart(6, '0')}`
     } while (company.users.has(id))
+    return id
+  }
+
+  /** A fresh message id (`msg_fake_000001`, …), not used in the company (`ids`: its message ids). */
+  newMessageId(ids: ReadonlySet<string>): string {
+    let id: string
+    do {
+      this.#messageCounter++
+      id = `msg_fake_${String(this.#messageCounter).padStart(6, '0')}`
+    } while (ids.has(id))
     return id
   }
 
@@ -299,4 +320,18 @@ export class ServiceState {
 /** `message_count` as reported: the number of known messages, else the seeded count. */
 export function messageCount(conversation: ConversationState): number {
   return conversation.messages.length > 0 ? conversation.messages.length : conversation.declaredCount
+}
+
+/**
+ * The next value of an `updated_at`: `now`, or 1 ms after `previous` when `now` is not later (a
+ * frozen or slow clock), and never before `atLeast` (e.g. the newest message's `created_at`). So
+ * an `updated_at` strictly increases with every change, and a client can order changes by it.
+ */
+export function nextUpdatedAt(previous: string, now: Date, atLeast?: string): string {
+  let ms = now.getTime()
+  const before = Date.parse(previous)
+  if (!Number.isNaN(before) && ms <= before) ms = before + 1
+  const floor = atLeast === undefined ? Number.NaN : Date.parse(atLeast)
+  if (!Number.isNaN(floor) && ms < floor) ms = floor
+  return new Date(ms).toISOString()
 }

@@ -106,6 +106,31 @@ export interface MessageRecord {
   created_at: string
 }
 
+/**
+ * A message to append with `FakeChatService.appendMessages`: a {@link MessageRecord} whose `id`,
+ * `conversation_id` and `created_at` may be omitted, and are then generated.
+ */
+export interface MessageSeed {
+  /**
+   * Unique message id (in the company). Default: the next free `msg_fake_000001`, `msg_fake_000002`,
+   * … (one counter per fake, restarted by `reset()`; ids in use are skipped).
+   */
+  id?: string | undefined
+  /** Message text. */
+  content: string
+  /** `user` (from the customer user) or `assistant` (from the AI agent). */
+  role: 'user' | 'assistant'
+  /** Must be the conversation the message is appended to, when given. */
+  conversation_id?: string | undefined
+  /**
+   * ISO 8601 creation time, e.g. `2024-01-01T00:00:00.000Z`; the message takes its place in list
+   * order (created_at, then id), which may be before existing messages (a back-dated message).
+   * Default: the `now` option's time, or 1 ms after the conversation's newest message when that
+   * is later (so generated messages always come after the existing ones, even with a frozen clock).
+   */
+  created_at?: string | undefined
+}
+
 /** An API key pair of one company (spec: Authentication). */
 export interface ApiKeySeed {
   /** API key identifier. */

@@ -147,6 +147,22 @@ describe('msw mode', () => {
     expect((await call(BASE, 'GET', '/rest/v1/agents', { body: KEY_A, contentType: 'text/plain' })).status).toBe(401)
   })
 
+  it('serves the data changes of appendMessages, deleteMessage and deleteConversation', async () => {
+    enable()
+    const appended = fake.appendMessages('co_a', 'conv_1', 2)
+    fake.deleteMessage('co_a', 'conv_1', 'm_a')
+    fake.deleteConversation('co_a', 'conv_declared')
+    const messages = await call<MessagesBody<MessageRecord>>(BASE, 'GET', '/rest/v1/conversations/conv_1/messages', { body: KEY_A })
+    expect(messages.json.data.map((m) => m.id)).toEqual(['m_first', 'm_b', 'm_c', ...appended.map((m) => m.id)])
+    const conversations = await call<ListBody<{ id: string; message_count: number }>>(BASE, 'GET', '/rest/v1/conversations', {
+      body: KEY_A,
+    })
+    expect(conversations.json.data.map((c) => [c.id, c.message_count])).toEqual([
+      ['conv_1', 5],
+      ['conv/2 ü', 1],
+    ])
+  })
+
   it('serves GETs as companyForGet', async () => {
     enable({ companyForGet: 'co_b' })
     const res = await call<MessagesBody<MessageRecord>>(BASE, 'GET', '/rest/v1/conversations/conv_b/messages', { body: KEY_B })
