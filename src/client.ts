@@ -1,20 +1,12 @@
 import { inspect } from 'node:util'
-import type { LogLevel, Logger } from './core/logger.ts'
-import {
-  DEFAULT_CONNECTIONS,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-  type ClientOptions,
-  type ClientOverrides,
-} from './core/options.ts'
-import type { ResponseValidation } from './core/response.ts'
+import { DEFAULT_CONNECTIONS, type ClientOptions, type ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
 import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
-import { RequestPipeline, type ClientSettings } from './internal/pipeline.ts'
+import { RequestPipeline } from './internal/pipeline.ts'
 import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './internal/redact.ts'
-import { LOG_ENV, resolveLogLevel, SdkLogger } from './internal/sdk-logger.ts'
-import { requestHeaders, Transport } from './internal/transport.ts'
+import { defaultOptions, mergeOptions, type ResolvedOptions } from './internal/resolved-options.ts'
+import { LOG_ENV, resolveLogLevel } from './internal/sdk-logger.ts'
+import { Transport } from './internal/transport.ts'
 import { resolveBaseUrl } from './internal/url.ts'
 import { ChatServiceError, RequestValidationError, type ValidationIssue } from './errors/errors.ts'
 import { createAgents, type Agents } from './resources/agents.ts'
@@ -32,27 +24,17 @@ export const ENVIRONMENT_VARIABLES = {
   keySecret: 'CHAT_SERVICE_KEY_SECRET',
 } as const
 
-/** Every default a client makes calls with, resolved: what `withOptions` starts from. */
-interface CallDefaults {
-  readonly timeout: number
-  readonly maxRetries: number
-  readonly headers: Readonly<Record<string, string>>
-  readonly logger: Logger
-  readonly logLevel: LogLevel
-  readonly maxResponseBytes: number
-  readonly responseValidation: ResponseValidation
-  readonly compression: boolean
-}
-
-/** What a derived client is made from (see {@link ChatServiceClient.withOptions}). */
-class Derivation {
-  readonly parent: { transport: Transport; baseUrl: string; keyId: string; defaults: CallDefaults; closing: AbortSignal }
-  readonly overrides: ClientOverrides
-
-  constructor(parent: Derivation['parent'], overrides: ClientOverrides) {
-    this.parent = parent
-    this.overrides = overrides
-  }
+/** What a client is made of; a client derived with `withOptions` shares all but `options` and `ownClosing`. */
+interface ClientParts {
+  readonly transport: Transport
+  readonly baseUrl: string
+  readonly keyId: string
+  /** The options its calls are made with (before each call's own). */
+  readonly options: ResolvedOptions
+  /** Set on a derived client: closes it without closing the pool it borrows. */
+  readonly ownClosing: AbortController | undefined
+  /** Aborted when this client is closed, or a client it derives from. */
+  readonly closing: AbortSignal
 }
 
 /** Warned once per process, not per client. */
@@ -91,32 +73,41 @@ export class ChatServiceClient implements AsyncDisposable {
   /** The API key identifier in use (not a secret; the key secret is never exposed). */
   readonly keyId: string
   readonly #transport: Transport
-  readonly #defaults: CallDefaults
+  readonly #options: ResolvedOptions
   /** Set on a derived client: closes it without closing the pool it borrows. */
   readonly #ownClosing: AbortController | undefined
   /** Aborted when this client is closed, or a client it derives from. */
   readonly #closing: AbortSignal
 
   /**
+   * What the client being made by {@link ChatServiceClient.#derive} is made of; set only while that
+   * runs the constructor, which takes it at once (so a derived client never reads options or the
+   * environment).
+   */
+  static #deriving: ClientParts | undefined
+
+  /**
    * @param options - See {@link ClientOptions}. `baseUrl`, `keyId` and `keySecret` default to the
    * environment variables `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID`, `CHAT_SERVICE_KEY_SECRET`.
    */
-  constructor(options?: ClientOptions)
-  constructor(options: ClientOptions | Derivation = {}) {
-    if (options instanceof Derivation) {
-      const { parent, overrides } = options
-      this.#transport = parent.transport
-      this.baseUrl = parent.baseUrl
-      this.keyId = parent.keyId
-      this.#defaults = mergeDefaults(parent.defaults, overrides)
-      this.#ownClosing = new AbortController()
-      // Closed with its parent (and so with the pool's owner), or on its own.
-      const closing = AbortSignal.any([parent.closing, this.#ownClosing.signal])
-      this.#closing = closing
-      const pipeline = new RequestPipeline(this.#transport, settingsFor(this.#defaults, this.#transport.redactor, closing))
-      ;[this.auth, this.customerUsers, this.agents, this.conversations] = resources(pipeline)
-      return
-    }
+  constructor(options: ClientOptions = {}) {
+    const parts = ChatServiceClient.#deriving ?? ChatServiceClient.#fromOptions(options)
+    ChatServiceClient.#deriving = undefined
+    this.#transport = parts.transport
+    this.baseUrl = parts.baseUrl
+    this.keyId = parts.keyId
+    this.#options = parts.options
+    this.#ownClosing = parts.ownClosing
+    this.#closing = parts.closing
+    const pipeline = new RequestPipeline(parts.transport, parts.options, parts.closing)
+    this.auth = createAuth(pipeline)
+    this.customerUsers = createCustomerUsers(pipeline)
+    this.agents = createAgents(pipeline)
+    this.conversations = createConversations(pipeline)
+  }
+
+  /** The parts of a client made with `new`: options checked, the environment read, a transport of its own. */
+  static #fromOptions(options: ClientOptions): ClientParts {
     refuseBrowser(options)
     const [valid] = checkArguments('new ChatServiceClient', [clientOptionsSchema, options])
     const { baseUrl, keyId, keySecret } = fromEnvironment(valid, process.env)
@@ -141,20 +132,8 @@ export class ChatServiceClient implements AsyncDisposable {
     }
     const redactor = new Redactor(keySecret)
     const logLevel = resolveLogLevel(valid.logLevel, process.env[LOG_ENV])
-    this.#defaults = mergeDefaults(
-      {
-        timeout: DEFAULT_TIMEOUT_MS,
-        maxRetries: DEFAULT_MAX_RETRIES,
-        headers: {},
-        logger: console,
-        logLevel: logLevel.level,
-        maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
-        responseValidation: 'strict',
-        compression: true,
-      },
-      { ...valid, logLevel: logLevel.level },
-    )
-    this.#transport = new Transport({
+    const resolved = mergeOptions(defaultOptions(redactor, logLevel.level), valid)
+    const transport = new Transport({
       origin: base.origin,
       prefix: base.prefix,
       keyId,
@@ -162,29 +141,33 @@ export class ChatServiceClient implements AsyncDisposable {
       redactor,
       dispatcher: valid.dispatcher,
       connections: valid.connections ?? DEFAULT_CONNECTIONS,
-      connectTimeout: this.#defaults.timeout,
+      connectTimeout: resolved.timeout,
     })
-    this.baseUrl = base.href
-    this.keyId = keyId
-    this.#ownClosing = undefined
-    this.#closing = this.#transport.closing
-    const settings = settingsFor(this.#defaults, redactor, this.#closing)
-    const pipeline = new RequestPipeline(this.#transport, settings)
-    ;[this.auth, this.customerUsers, this.agents, this.conversations] = resources(pipeline)
 
     if (logLevel.invalidEnv !== undefined && !warnedAboutLogEnv) {
       warnedAboutLogEnv = true
-      settings.logger.log(
+      resolved.log.log(
         'warn',
         `${LOG_ENV}=${logLevel.invalidEnv} is not a log level; using 'warn'. Valid values: off, error, warn, info, debug`,
       )
     }
     if (keySecret.length < MIN_SUBSTRING_SECRET_LENGTH) {
-      settings.logger.log(
+      resolved.log.log(
         'warn',
         `keySecret is only ${keySecret.length} characters long, too short to be a real key secret: check keySecret / ${ENVIRONMENT_VARIABLES.keySecret}. ` +
           `Secrets this short are scrubbed from messages only where they stand as a whole word.`,
       )
+    }
+    return { transport, baseUrl: base.href, keyId, options: resolved, ownClosing: undefined, closing: transport.closing }
+  }
+
+  /** The private factory of derived clients: runs the constructor with `parts` instead of options. */
+  static #derive(parts: ClientParts): ChatServiceClient {
+    ChatServiceClient.#deriving = parts
+    try {
+      return new ChatServiceClient()
+    } finally {
+      ChatServiceClient.#deriving = undefined
     }
   }
 
@@ -210,14 +193,16 @@ export class ChatServiceClient implements AsyncDisposable {
       clientOverridesSchema,
       overrides,
     ])
-    const parent = {
+    const ownClosing = new AbortController()
+    return ChatServiceClient.#derive({
       transport: this.#transport,
       baseUrl: this.baseUrl,
       keyId: this.keyId,
-      defaults: this.#defaults,
-      closing: this.#closing,
-    }
-    return new ChatServiceClient(new Derivation(parent, valid) as ClientOptions)
+      options: mergeOptions(this.#options, valid),
+      ownClosing,
+      // Closed with its parent (and so with the pool's owner), or on its own.
+      closing: AbortSignal.any([this.#closing, ownClosing.signal]),
+    })
   }
 
   /**
@@ -245,10 +230,6 @@ export class ChatServiceClient implements AsyncDisposable {
   [inspect.custom](): string {
     return `ChatServiceClient ${inspect(this.toJSON())}`
   }
-}
-
-function resources(pipeline: RequestPipeline): [Auth, CustomerUsers, Agents, Conversations] {
-  return [createAuth(pipeline), createCustomerUsers(pipeline), createAgents(pipeline), createConversations(pipeline)]
 }
 
 function refuseBrowser(options: ClientOptions): void {
@@ -290,31 +271,4 @@ function fromEnvironment(
 /** Says where a bad `baseUrl` came from when it came from the environment. */
 function fromVariable(issue: ValidationIssue, given: ClientOptions['baseUrl']): ValidationIssue {
   return given === undefined ? { ...issue, message: `${issue.message} (from ${ENVIRONMENT_VARIABLES.baseUrl})` } : issue
-}
-
-/** `base` with every override that is given; `headers` are merged, not replaced. */
-function mergeDefaults(base: CallDefaults, overrides: ClientOverrides): CallDefaults {
-  return {
-    timeout: overrides.timeout ?? base.timeout,
-    maxRetries: overrides.maxRetries ?? base.maxRetries,
-    headers: overrides.headers === undefined ? base.headers : { ...base.headers, ...overrides.headers },
-    logger: overrides.logger ?? base.logger,
-    logLevel: overrides.logLevel ?? base.logLevel,
-    maxResponseBytes: overrides.maxResponseBytes ?? base.maxResponseBytes,
-    responseValidation: overrides.responseValidation ?? base.responseValidation,
-    compression: overrides.compression ?? base.compression,
-  }
-}
-
-function settingsFor(defaults: CallDefaults, redactor: Redactor, closing: AbortSignal): ClientSettings {
-  return {
-    timeout: defaults.timeout,
-    maxRetries: defaults.maxRetries,
-    maxResponseBytes: defaults.maxResponseBytes,
-    headers: requestHeaders(defaults.headers, defaults.compression),
-    compression: defaults.compression,
-    logger: new SdkLogger(defaults.logger, defaults.logLevel, redactor),
-    responseValidation: defaults.responseValidation,
-    closing,
-  }
 }

@@ -18,29 +18,13 @@ import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { ResponseValidation, WithResponse } from '../core/response.ts'
 import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
 import type { RawResponse } from './exchange.ts'
-import type { SdkLogger } from './sdk-logger.ts'
 import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
 import { checkBody, decodeBody, responseMetadata, responseValidationError, statusError, type ReadContext } from './read-response.ts'
 import { traced } from './traced.ts'
-import { requestHeaders, type OutgoingRequest, type SendSettings, type Transport } from './transport.ts'
+import { mergeOptions, type ResolvedOptions } from './resolved-options.ts'
+import type { OutgoingRequest, Transport } from './transport.ts'
 import { queryString } from './url.ts'
-
-/** How a client makes its calls; a derived client (`withOptions`) has its own. */
-export interface ClientSettings {
-  readonly timeout: number
-  readonly maxRetries: number
-  readonly maxResponseBytes: number
-  readonly headers: Readonly<Record<string, string>>
-  readonly compression: boolean
-  readonly logger: SdkLogger
-  readonly responseValidation: ResponseValidation
-  /** Aborted when this client (or the client it derives from) is closed. */
-  readonly closing: AbortSignal
-}
-
-/** How one call is sent and read. */
-type CallSettings = SendSettings & { readonly responseValidation: ResponseValidation }
 
 /** The body of a list response, as every list operation's schema describes it. */
 export interface PageBody {
@@ -58,17 +42,18 @@ export interface PreparedList<Body extends PageBody> {
   fetch(page: number, signal?: AbortSignal): Promise<WithResponse<Body>>
 }
 
-/** @internal Runs operations for one client; see the steps above. */
+/** Runs operations for one client; see the steps above. */
 export class RequestPipeline {
   readonly #transport: Transport
-  readonly #settings: ClientSettings
-  /** The send settings of a call without options: made once. */
-  readonly #defaults: CallSettings
+  /** The client's options: every call's options are merged over them. */
+  readonly #options: ResolvedOptions
+  /** Aborted when the client (or the client it derives from) is closed: refuses calls, ends retry waits. */
+  readonly #closing: AbortSignal
 
-  constructor(transport: Transport, settings: ClientSettings) {
+  constructor(transport: Transport, options: ResolvedOptions, closing: AbortSignal) {
     this.#transport = transport
-    this.#settings = settings
-    this.#defaults = { ...settings, signal: undefined }
+    this.#options = options
+    this.#closing = closing
   }
 
   /**
@@ -110,7 +95,7 @@ export class RequestPipeline {
       members,
     }
     const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
-    return this.#send(request, this.#sendSettings(callOptions), operation, (raw, body, validation) =>
+    return this.#send(request, mergeOptions(this.#options, callOptions), operation, (raw, body, validation) =>
       checkBody(raw, body, request, schema, this.#readContext(validation, operation)),
     )
   }
@@ -134,7 +119,7 @@ export class RequestPipeline {
     const { prefetch = 0, ...callOptions } = listOptions
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
-    const settings = this.#sendSettings(callOptions)
+    const merged = mergeOptions(this.#options, callOptions)
     const schema = operation.response as z.ZodType<Body>
     return {
       firstPage: (query['page'] as number | undefined) ?? 1,
@@ -146,8 +131,8 @@ export class RequestPipeline {
           path: `${path}${queryString({ ...query, page })}`,
           members,
         }
-        const pageSettings = signal === undefined ? settings : { ...settings, signal: anySignal(settings.signal, signal) }
-        return this.#send(request, pageSettings, operation, (raw, body, validation) => {
+        const pageOptions = signal === undefined ? merged : mergeOptions(merged, { signal: anySignal(merged.signal, signal) })
+        return this.#send(request, pageOptions, operation, (raw, body, validation) => {
           const checked = checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging)
           if (checked.pagination.page !== page) {
             const issue = {
@@ -185,13 +170,13 @@ export class RequestPipeline {
 
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
   warn(message: string, fields: Record<string, unknown>): void {
-    this.#settings.logger.log('warn', message, fields)
+    this.#options.log.log('warn', message, fields)
   }
 
   /** Steps 3–7 of a call. `read` checks a success body. */
   #send<T>(
     request: OutgoingRequest,
-    settings: CallSettings,
+    options: ResolvedOptions,
     operation: Pick<Operation, 'success' | 'secretFields'>,
     read: (raw: RawResponse, body: unknown, validation: ResponseValidation) => T,
   ): Promise<WithResponse<T>> {
@@ -199,7 +184,7 @@ export class RequestPipeline {
     return traced(
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
-        const raw = await this.#transport.send(request, settings, trace)
+        const raw = await this.#transport.send(request, options, this.#closing, trace)
         const body = decodeBody(raw)
         if (operation.secretFields !== undefined)
           rememberSecrets(body, operation.secretFields, (secret) => {
@@ -207,40 +192,15 @@ export class RequestPipeline {
           })
         const success = operation.success?.(raw.status) ?? raw.status < 300
         if (!success) throw statusError(raw, body, request, redactor)
-        return { data: read(raw, body, settings.responseValidation), response: responseMetadata(raw) }
+        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
       },
     )
-  }
-
-  /** This client's settings with a call's options over them. */
-  #sendSettings(options: RequestOptions): CallSettings {
-    const { signal, timeout, maxRetries, headers, responseValidation } = options
-    if (
-      signal === undefined &&
-      timeout === undefined &&
-      maxRetries === undefined &&
-      headers === undefined &&
-      responseValidation === undefined
-    ) {
-      return this.#defaults
-    }
-    return {
-      ...this.#defaults,
-      signal,
-      timeout: timeout ?? this.#settings.timeout,
-      maxRetries: maxRetries ?? this.#settings.maxRetries,
-      headers:
-        headers === undefined
-          ? this.#settings.headers
-          : requestHeaders({ ...this.#settings.headers, ...headers }, this.#settings.compression),
-      responseValidation: responseValidation ?? this.#settings.responseValidation,
-    }
   }
 
   #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'items'>): ReadContext {
     return {
       redactor: this.#transport.redactor,
-      logger: this.#settings.logger,
+      logger: this.#options.log,
       validation,
       output: operation.output,
       items: operation.items,

@@ -44,6 +44,11 @@ export class SdkLogger {
     this.#redactor = redactor
   }
 
+  /** A sink with the same redaction over another logger or level (and its own once-only memory). */
+  derive(logger: Logger, level: LogLevel): SdkLogger {
+    return new SdkLogger(logger, level, this.#redactor)
+  }
+
   enabled(level: Exclude<LogLevel, 'off'>): boolean {
     return RANK[level] <= this.#rank
   }

@@ -8,10 +8,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, interceptors, type Dispatcher } from 'undici'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
-import { VERSION } from '../version.ts'
 import { SDK_CANCELLED } from './cancellation.ts'
 import { exchange, type ExchangeOutcome, type HttpMethod, type RawResponse } from './exchange.ts'
 import type { RequestTrace } from '../core/tracing.ts'
+import type { ResolvedOptions } from './resolved-options.ts'
 import type { SdkLogger } from './sdk-logger.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import type { Redactor } from './redact.ts'
@@ -23,21 +23,6 @@ export interface OutgoingRequest extends RequestSummary {
   readonly method: HttpMethod
   /** JSON body members besides the credentials (filters, update fields). */
   readonly members?: Readonly<Record<string, unknown>> | undefined
-}
-
-/** How one call is sent: the client's settings with the call's own options over them. */
-export interface SendSettings {
-  /** Deadline of each attempt, ms. */
-  readonly timeout: number
-  readonly maxRetries: number
-  /** Cap on a success body after decoding, bytes. */
-  readonly maxResponseBytes: number
-  /** Every header of the request, lower-case names (see {@link requestHeaders}). */
-  readonly headers: Readonly<Record<string, string>>
-  readonly logger: SdkLogger
-  readonly signal?: AbortSignal | undefined
-  /** Aborted when the client making the call (or the client it derives from) is closed: refuses the call, ends its retry waits. */
-  readonly closing: AbortSignal
 }
 
 /** What a {@link Transport} is built from (the client resolves and validates these). */
@@ -56,30 +41,7 @@ export interface TransportConfig {
   readonly connectTimeout: number
 }
 
-const USER_AGENT = `chat-service-sdk/${VERSION} node/${process.versions.node}`
-
-/**
- * What the SDK asks for: gzip and br. Not zstd, although Node 22.15+ has a decoder: it stops after
- * the first frame of a multi-frame body (RFC 8878 allows several), so a response could be cut
- * short without an error. A zstd body a server sends anyway is still decoded.
- */
-export const ACCEPT_ENCODING = 'gzip, br'
-
-/**
- * The headers of every request of a client: `user-agent`, the caller's own, then the ones the SDK
- * owns (`content-type`, `accept`, and `accept-encoding` unless compression is off).
- */
-export function requestHeaders(custom: Readonly<Record<string, string>>, compression: boolean): Record<string, string> {
-  const headers: Record<string, string> = { 'user-agent': USER_AGENT }
-  for (const [name, value] of Object.entries(custom)) headers[name.toLowerCase()] = value
-  headers['content-type'] = 'application/json'
-  headers['accept'] = 'application/json'
-  if (compression) headers['accept-encoding'] = ACCEPT_ENCODING
-  else delete headers['accept-encoding']
-  return headers
-}
-
-/** @internal Shared by a client and every client derived from it with `withOptions`. */
+/** Shared by a client and every client derived from it with `withOptions`. */
 export class Transport {
   readonly redactor: Redactor
   readonly #config: TransportConfig
@@ -147,8 +109,8 @@ export class Transport {
    * failure would repeat); APIUserAbortError; ResponseValidationError for a success body over
    * `maxResponseBytes`; ChatServiceError once the client is closed.
    */
-  async send(request: OutgoingRequest, settings: SendSettings, trace?: RequestTrace): Promise<RawResponse> {
-    const { signal, closing } = settings
+  async send(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, trace?: RequestTrace): Promise<RawResponse> {
+    const { signal } = options
     if (closing.aborted) throw closedError()
     if (signal?.aborted === true) throw userAbort(request, this.redactor)
     const body =
@@ -158,49 +120,46 @@ export class Transport {
 
     for (let attempt = 1; ; attempt++) {
       const paused = this.#pausedUntil - Date.now()
-      if (paused > 0) await this.#wait(paused, request, settings, trace)
-      const started = settings.logger.enabled('debug') ? performance.now() : 0
+      if (paused > 0) await this.#wait(paused, request, options, closing, trace)
+      const started = options.log.enabled('debug') ? performance.now() : 0
       const outcome = await exchange(this.#dispatch, {
         origin: this.#config.origin,
         path: request.path,
         method: request.method,
-        headers: settings.headers,
+        headers: options.requestHeaders,
         body,
-        timeout: settings.timeout,
-        maxResponseBytes: settings.maxResponseBytes,
+        timeout: options.timeout,
+        maxResponseBytes: options.maxResponseBytes,
         signal,
       })
       if (trace !== undefined) record(trace, attempt, outcome)
-      if (started > 0) this.#logAttempt(request, outcome, started, attempt, settings.logger)
+      if (started > 0) this.#logAttempt(request, outcome, started, attempt, options.log)
 
       if (outcome.ok && outcome.response.status < 300) return outcome.response
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
       if (!outcome.ok && (outcome.failure === 'aborted' || outcome.failure === 'too-large')) {
-        throw this.#failureError(outcome, request, settings, trace)
+        throw this.#failureError(outcome, request, options, trace)
       }
       const failure: AttemptFailure = outcome.ok
         ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
         : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
-      const decision = decideRetry(failure, attempt, settings.maxRetries)
+      const decision = decideRetry(failure, attempt, options.maxRetries)
       const pause = clientPause(failure, decision, attempt)
       if (pause !== undefined) this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pause)
       const path = this.redactor.redact(request.path)
       if (!decision.retry) {
         if (decision.reason === 'wait-too-long') {
-          settings.logger.log(
-            'warn',
-            `${request.method} ${path}: the service asked to wait longer than the 60,000 ms maximum; not retrying`,
-          )
+          options.log.log('warn', `${request.method} ${path}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
         }
         if (outcome.ok) return outcome.response
-        throw this.#failureError(outcome, request, settings, trace)
+        throw this.#failureError(outcome, request, options, trace)
       }
-      settings.logger.log(
+      options.log.log(
         'info',
-        `${request.method} ${path}: ${describeFailure(outcome)}; retrying in ${decision.delayMs} ms (retry ${attempt} of ${settings.maxRetries})`,
+        `${request.method} ${path}: ${describeFailure(outcome)}; retrying in ${decision.delayMs} ms (retry ${attempt} of ${options.maxRetries})`,
         { method: request.method, path, attempt, retryDelayMs: decision.delayMs },
       )
-      await this.#wait(decision.delayMs, request, settings, trace)
+      await this.#wait(decision.delayMs, request, options, closing, trace)
     }
   }
 
@@ -208,12 +167,18 @@ export class Transport {
    * Waits `ms`. The call's signal ends it with APIUserAbortError (or, when the SDK cancelled it, the
    * cancellation); closing the client ends it with ChatServiceError.
    */
-  async #wait(ms: number, request: OutgoingRequest, settings: SendSettings, trace: RequestTrace | undefined): Promise<void> {
-    const signal = settings.signal === undefined ? settings.closing : AbortSignal.any([settings.signal, settings.closing])
+  async #wait(
+    ms: number,
+    request: OutgoingRequest,
+    options: ResolvedOptions,
+    closing: AbortSignal,
+    trace: RequestTrace | undefined,
+  ): Promise<void> {
+    const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
     try {
       await sleep(ms, undefined, { signal })
     } catch {
-      if (settings.signal?.aborted === true) throw aborted(settings.signal.reason, request, this.redactor, trace)
+      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, trace)
       throw closedError()
     }
   }
@@ -222,7 +187,7 @@ export class Transport {
   #failureError(
     outcome: Exclude<ExchangeOutcome, { ok: true }>,
     request: OutgoingRequest,
-    settings: SendSettings,
+    options: ResolvedOptions,
     trace: RequestTrace | undefined,
   ): ChatServiceError {
     const method = request.method
@@ -231,12 +196,12 @@ export class Transport {
       case 'aborted':
         return aborted(outcome.reason, request, this.redactor, trace)
       case 'timeout':
-        return new APITimeoutError({ method, path, message: `Request timed out after ${settings.timeout} ms: ${method} ${path}` })
+        return new APITimeoutError({ method, path, message: `Request timed out after ${options.timeout} ms: ${method} ${path}` })
       case 'too-large': {
         const issue = {
           path: [],
           code: 'too_big',
-          message: `Response body exceeds maxResponseBytes (${settings.maxResponseBytes} bytes, after decoding); it was cut off`,
+          message: `Response body exceeds maxResponseBytes (${options.maxResponseBytes} bytes, after decoding); it was cut off`,
         }
         return responseValidationError(outcome, request, [issue], this.redactor, undefined)
       }

@@ -95,6 +95,37 @@ describe('defaults of a derived client', () => {
     }
   })
 
+  it('a call’s headers go over the derived client’s and the parent’s, for that call only; the SDK’s own headers stay', async () => {
+    const parent = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      headers: { 'X-Team': 'billing', 'User-Agent': 'parent-agent/1' },
+      compression: false,
+      logLevel: 'off',
+    })
+    try {
+      const derived = parent.withOptions({ headers: { 'X-Extra': 'derived' }, compression: true })
+      await derived.agents.list({}, { headers: { 'X-TEAM': 'call', 'user-agent': 'call-agent/2' } })
+      await derived.agents.list()
+      await parent.agents.list({}, { headers: { 'x-extra': 'call' } })
+      const [withCallHeaders, withoutThem, parentCall] = server.arrivals
+      expect(header(withCallHeaders, 'x-team')).toBe('call')
+      expect(header(withCallHeaders, 'x-extra')).toBe('derived')
+      expect(header(withCallHeaders, 'user-agent')).toBe('call-agent/2')
+      expect(header(withCallHeaders, 'accept-encoding')).toBe('gzip, br')
+      expect(header(withCallHeaders, 'content-type')).toBe('application/json')
+      expect(header(withoutThem, 'x-team')).toBe('billing')
+      expect(header(withoutThem, 'user-agent')).toBe('parent-agent/1')
+      expect(header(withoutThem, 'accept-encoding')).toBe('gzip, br')
+      expect(header(parentCall, 'x-extra')).toBe('call')
+      expect(header(parentCall, 'accept-encoding')).toBeUndefined()
+      expect(header(parentCall, 'accept')).toBe('application/json')
+    } finally {
+      await parent.close()
+    }
+  })
+
   it('logger and logLevel: the derived client logs to its own logger at its own level', async () => {
     const parentLogger = recordingLogger()
     const derivedLogger = recordingLogger()

@@ -59,7 +59,7 @@ function accepted(headers: Record<string, string | string[] | undefined>): strin
 
 describe('what requests ask for', () => {
   // Not zstd: Node's zstd decoder stops after the first frame of a multi-frame body, which would
-  // cut a response short without an error (see ACCEPT_ENCODING in src/internal/transport.ts). A zstd
+  // cut a response short without an error (see ACCEPT_ENCODING in src/internal/resolved-options.ts). A zstd
   // body a server sends anyway is still decoded (below).
   it('every request asks for exactly gzip and br', async () => {
     server.respond((request) =>
