@@ -26,7 +26,8 @@ const company = seed.companies[0]
 const key = company?.keys[0]
 if (key === undefined) throw new Error('no key in the generated dataset')
 const latencyMs = Number(values['latency-ms'])
-const fake = createFakeChatService({ seed, recordRequests: false, ...(latencyMs > 0 ? { latencyMs } : {}) })
+// compression: false keeps the per-call comparison with the floor (raw undici, no decoding) fair.
+const fake = createFakeChatService({ seed, recordRequests: false, compression: false, ...(latencyMs > 0 ? { latencyMs } : {}) })
 const server = await fake.listen()
 process.stdout.write(
   `${JSON.stringify({ url: server.url, keyId: key.keyId, keySecret: key.keySecret, conversationId: company?.conversations?.[0]?.id })}\n`,

@@ -7,12 +7,14 @@
  */
 import { ENDPOINTS } from './endpoints.ts'
 import { FaultQueue, syntheticResponse } from './faults.ts'
-import { errorResponse, isBodilessStatus, type FakeRequest, type FakeResponse } from './http.ts'
+import { errorResponse, isBodilessStatus, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
 import { Router, type RouteOptions, type ServiceContext } from './router.ts'
 import type { RecordedRequest } from './types.ts'
 
 /** What a transport must do for one request. */
 export interface ResponsePlan {
+  /** The request's id, in the response's `x-request-id` (unless a fault's headers replace it) and its record. */
+  requestId: string
   /** `null`: reset the connection before any response byte. */
   response: FakeResponse | null
   /** ms to wait before the headers (fixed latency plus fault `delayMs`). */
@@ -25,18 +27,26 @@ export interface ResponsePlan {
 
 const router = new Router(ENDPOINTS)
 
+/** How an engine serves, beyond the data (see `FakeChatServiceOptions`). */
+export interface EngineOptions {
+  /** ms added before every response. */
+  latencyMs: number
+  /** Whether requests are recorded. */
+  recordRequests: boolean
+  /** Whether listen mode compresses responses when the request asks (`accept-encoding`). */
+  compression: boolean
+}
+
 /** Request recording, faults and routing of one fake service. */
 export class Engine {
   readonly faults = new FaultQueue()
   readonly #requests: RecordedRequest[] = []
   readonly context: ServiceContext
-  readonly #latencyMs: number
-  readonly #record: boolean
+  readonly options: EngineOptions
 
-  constructor(context: ServiceContext, latencyMs: number, record: boolean) {
+  constructor(context: ServiceContext, options: EngineOptions) {
     this.context = context
-    this.#latencyMs = latencyMs
-    this.#record = record
+    this.options = options
   }
 
   /** Requests recorded so far, oldest first (a live view). */
@@ -51,11 +61,13 @@ export class Engine {
 
   /** Records, applies a fault if one is queued, and handles the request. */
   process(req: FakeRequest, options: RouteOptions = {}): ResponsePlan {
-    if (this.#record) this.#requests.push(recordOf(req))
+    const requestId = newRequestId()
+    if (this.options.recordRequests) this.#requests.push(recordOf(req, requestId))
     const fault = this.faults.take(req.method, req.path)
     const plan: ResponsePlan = {
+      requestId,
       response: null,
-      delayMs: this.#latencyMs + (fault?.delayMs ?? 0),
+      delayMs: this.options.latencyMs + (fault?.delayMs ?? 0),
       bodyDelayMs: fault?.bodyDelayMs ?? 0,
       dropMidBody: fault?.dropConnection === 'mid-body',
     }
@@ -69,18 +81,17 @@ export class Engine {
         response = errorResponse(500, `Fake service error: ${error instanceof Error ? error.message : String(error)}`)
       }
     }
-    if (fault?.headers) {
-      const headers = { ...response.headers }
-      for (const [name, value] of Object.entries(fault.headers)) headers[name.toLowerCase()] = value
-      response = { ...response, headers }
-    }
+    // Every response carries its id, synthetic ones included; a fault's own headers may replace it.
+    const headers: Record<string, string> = { ...response.headers, [REQUEST_ID_HEADER]: requestId }
+    if (fault?.headers) for (const [name, value] of Object.entries(fault.headers)) headers[name.toLowerCase()] = value
+    response = { ...response, headers }
     if (isBodilessStatus(response.status)) response = { ...response, body: Buffer.alloc(0) }
     plan.response = response
     return plan
   }
 }
 
-function recordOf(req: FakeRequest): RecordedRequest {
+function recordOf(req: FakeRequest, requestId: string): RecordedRequest {
   const query: Record<string, string> = {}
   for (const [name, value] of new URLSearchParams(req.search)) {
     // defineProperty, not assignment: a parameter named `__proto__` must stay a plain key.
@@ -105,5 +116,6 @@ function recordOf(req: FakeRequest): RecordedRequest {
     rawBody,
     bodyVisible: req.bodyVisible,
     time: Date.now(),
+    requestId,
   }
 }

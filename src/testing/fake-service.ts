@@ -124,7 +124,10 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const tokens = new TokenSigner(options.tokenSecret ?? randomBytes(32).toString('hex'))
   const latencyMs = options.latencyMs ?? 0
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError('chat-service-sdk/testing: latencyMs must be >= 0')
-  const engine = new Engine({ state, filterMatch: options.filterMatch ?? 'exact', now, tokens }, latencyMs, options.recordRequests ?? true)
+  const engine = new Engine(
+    { state, filterMatch: options.filterMatch ?? 'exact', now, tokens },
+    { latencyMs, recordRequests: options.recordRequests ?? true, compression: options.compression ?? true },
+  )
   const initial = options.seed
   if (initial) state.seed(initial)
 

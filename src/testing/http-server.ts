@@ -8,7 +8,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Engine, ResponsePlan } from './engine.ts'
-import { errorResponse } from './http.ts'
+import { encodeResponse } from './content-coding.ts'
+import { errorResponse, newRequestId, REQUEST_ID_HEADER } from './http.ts'
 import { registerServer } from './server-registry.ts'
 import type { FakeClientOptions, FakeServerHandle } from './types.ts'
 
@@ -46,8 +47,13 @@ export async function startHttpServer(
     })
     req.on('error', () => {})
     req.on('end', () => {
+      const acceptEncoding = engine.options.compression ? req.headers['accept-encoding'] : undefined
       if (tooLarge) {
-        const r = errorResponse(413, `Request body larger than ${MAX_BODY_BYTES} bytes`)
+        // Answered here, before the engine: the body was not kept, so there is nothing to process.
+        const r = encodeResponse(
+          errorResponse(413, `Request body larger than ${MAX_BODY_BYTES} bytes`, { [REQUEST_ID_HEADER]: newRequestId() }),
+          acceptEncoding,
+        )
         res.writeHead(r.status, { ...r.headers, 'content-length': r.body.length })
         res.end(r.body)
         return
@@ -62,6 +68,7 @@ export async function startHttpServer(
         rawBody: size > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
         bodyVisible: true,
       })
+      if (plan.response !== null && engine.options.compression) plan.response = encodeResponse(plan.response, acceptEncoding)
       void respond(req, res, plan, sleep).catch(() => res.destroy())
     })
   })

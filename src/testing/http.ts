@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { randomUUID } from 'node:crypto'
 
 /** A request as a transport hands it to the fake. */
 export interface FakeRequest {
@@ -71,4 +72,16 @@ export function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false
   const media = (value.split(';')[0] ?? '').trim().toLowerCase()
   return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'))
+}
+
+/** The response header that carries the fake's request id. */
+export const REQUEST_ID_HEADER = 'x-request-id'
+
+/**
+ * A new request id: `req_` and 32 random hex digits (a UUID's randomness), unique across requests,
+ * fakes and processes, as a real service's ids are. Random rather than counted so that ids from two
+ * fakes, or two runs, never collide in a log.
+ */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`
 }

@@ -194,6 +194,13 @@ export interface FakeChatServiceOptions {
    * long benchmarks so memory does not grow with each request.
    */
   recordRequests?: boolean | undefined
+  /**
+   * Listen mode: whether a response is compressed (gzip or br, with `content-encoding` and
+   * `vary: accept-encoding`) when the request's `accept-encoding` asks for it, as a real server
+   * does. Default `true`; `false` always sends the body as it is (for benchmarks that measure a
+   * client, not zlib). msw mode never compresses. Negotiation rules: TESTING.md.
+   */
+  compression?: boolean | undefined
 }
 
 /**
@@ -264,6 +271,12 @@ export interface RecordedRequest {
   bodyVisible: boolean
   /** Wall-clock receive time, ms since the epoch (`Date.now()`, not the `now` option). */
   time: number
+  /**
+   * The id the fake gave this request, sent back as the response's `x-request-id` (unless a
+   * fault's `headers` replaced it): matches `response.requestId` and the `requestId` of the SDK's
+   * errors. Also set for a request whose connection a fault dropped before any response byte.
+   */
+  requestId: string
 }
 
 /** Claims of a chat token issued by the fake (times in seconds since the epoch). */

@@ -1,0 +1,96 @@
+/**
+ * Response compression in listen mode, as a real HTTP server does it: the `accept-encoding`
+ * request header is negotiated (RFC 9110, section 12.5.3: q-values, `*`, `identity`), the body is
+ * compressed with node:zlib, and the response says so (`content-encoding`) and says that it
+ * depends on the header (`vary: accept-encoding`). So a test against the fake goes through the
+ * same decoding as production.
+ *
+ * @module
+ */
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
+import type { FakeResponse } from './http.ts'
+
+/** A content coding the fake can send. */
+export type ContentCoding = 'br' | 'gzip'
+
+/** The codings the fake compresses with, in its order of preference when q-values tie. */
+const SUPPORTED: readonly ContentCoding[] = ['br', 'gzip']
+
+/** `name;q=0.5` → `{ name: 'name', q: 0.5 }`; a malformed element is `undefined`. */
+function parseElement(element: string): { name: string; q: number } | undefined {
+  const [rawName = '', ...params] = element.split(';')
+  const name = rawName.trim().toLowerCase()
+  if (!/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) return undefined
+  let q = 1
+  for (const param of params) {
+    const [key = '', value = ''] = param.split('=').map((part) => part.trim())
+    if (key.toLowerCase() !== 'q') continue
+    // RFC 9110 qvalue: 0, 1, or 0.xxx / 1.000 (at most three decimals).
+    if (!/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value)) return undefined
+    q = Number(value)
+  }
+  return { name: name === 'x-gzip' ? 'gzip' : name, q }
+}
+
+/**
+ * The coding to answer a request with, from its `accept-encoding` header: the supported coding
+ * with the highest q-value above 0 (`br` before `gzip` when they tie; `*` stands for any coding
+ * the header does not name), or `identity` (no compression) when the header is absent or empty,
+ * names none of them, or prefers `identity` (a strictly higher q). When every coding, identity
+ * included, is refused (`identity;q=0`, or `*;q=0` without identity), the body is still sent
+ * uncompressed, as common servers do, rather than 406. Malformed elements are ignored.
+ */
+export function negotiateCoding(acceptEncoding: string | undefined): ContentCoding | 'identity' {
+  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity'
+  const weights = new Map<string, number>()
+  for (const element of acceptEncoding.split(',')) {
+    if (element.trim() === '') continue
+    const parsed = parseElement(element)
+    // The first mention of a coding counts; a repeat is ignored.
+    if (parsed !== undefined && !weights.has(parsed.name)) weights.set(parsed.name, parsed.q)
+  }
+  const star = weights.get('*')
+  const qOf = (name: string): number => weights.get(name) ?? star ?? 0
+  let best: ContentCoding | undefined
+  for (const coding of SUPPORTED) if (qOf(coding) > 0 && (best === undefined || qOf(coding) > qOf(best))) best = coding
+  if (best === undefined) return 'identity'
+  // A client that names a coding wants it, unless it names identity with a strictly higher q.
+  const identity = weights.get('identity')
+  return identity !== undefined && identity > qOf(best) ? 'identity' : best
+}
+
+/**
+ * `body` compressed with `coding`. Brotli at quality 4 and gzip at level 6: what servers use for
+ * dynamic responses (brotli's default 11 is meant for static files and costs far more CPU).
+ */
+export function compressBody(body: Buffer, coding: ContentCoding): Buffer {
+  if (coding === 'gzip') return gzipSync(body)
+  return brotliCompressSync(body, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: 4,
+      [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    },
+  })
+}
+
+/** `vary` with `accept-encoding` added once (kept when a fault already set it). */
+export function varyWithAcceptEncoding(vary: string | undefined): string {
+  if (vary === undefined || vary.trim() === '') return 'accept-encoding'
+  const names = vary.split(',').map((name) => name.trim().toLowerCase())
+  return names.includes('accept-encoding') || names.includes('*') ? vary : `${vary}, accept-encoding`
+}
+
+/**
+ * `response` as listen mode sends it to a request with this `accept-encoding`: every non-empty
+ * body (no size threshold, so that a test sees decoding on every response, errors included) gets
+ * `vary: accept-encoding`, and is compressed when the negotiation picks a coding. A body whose
+ * `content-encoding` a fault set is sent as it is (so a test can send a broken one).
+ */
+export function encodeResponse(response: FakeResponse, acceptEncoding: string | undefined): FakeResponse {
+  if (response.body.length === 0 || response.headers['content-encoding'] !== undefined) return response
+  const headers = { ...response.headers, vary: varyWithAcceptEncoding(response.headers['vary']) }
+  const coding = negotiateCoding(acceptEncoding)
+  if (coding === 'identity') return { ...response, headers }
+  return { status: response.status, headers: { ...headers, 'content-encoding': coding }, body: compressBody(response.body, coding) }
+}
