@@ -11,7 +11,7 @@
  *    raw response, the redactor or the logger.
  */
 import type * as z from 'zod'
-import type { ValidationIssue } from '../errors/errors.ts'
+import type { ResponseValidationError, ValidationIssue } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
@@ -38,8 +38,16 @@ export interface PreparedList<Body extends PageBody> {
   readonly firstPage: number
   /** Later pages to keep in flight while iterating. */
   readonly prefetch: number
+  /** The `limit` sent with every page, or `undefined` when the service's default applies. */
+  readonly limit: number | undefined
   /** Fetches page `page` with the call's limit, filters and options; `signal` cancels it (besides the call's own). */
   fetch(page: number, signal?: AbortSignal): Promise<WithResponse<Body>>
+  /**
+   * The ResponseValidationError that reports `issues` found in page `page` (`result`, as `fetch`
+   * returned it): status, headers, request id and body kept, every known secret scrubbed. The
+   * paging rules (pagination/rules.ts) decide; this builds the error.
+   */
+  invalid(page: number, result: WithResponse<Body>, issues: readonly ValidationIssue[]): ResponseValidationError
 }
 
 /** Runs operations for one client; see the steps above. */
@@ -121,30 +129,24 @@ export class RequestPipeline {
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
     const merged = mergeOptions(this.#options, callOptions)
     const schema = operation.response as z.ZodType<Body>
+    const pageRequest = (page: number): OutgoingRequest => ({
+      operation: operation.name,
+      method: operation.method,
+      path: `${path}${queryString({ ...query, page })}`,
+      members,
+    })
     return {
       firstPage: (query['page'] as number | undefined) ?? 1,
       prefetch,
+      limit: query['limit'] as number | undefined,
       fetch: (page, signal) => {
-        const request: OutgoingRequest = {
-          operation: operation.name,
-          method: operation.method,
-          path: `${path}${queryString({ ...query, page })}`,
-          members,
-        }
+        const request = pageRequest(page)
         const pageOptions = signal === undefined ? merged : mergeOptions(merged, { signal: anySignal(merged.signal, signal) })
-        return this.#send(request, pageOptions, operation, (raw, body, validation) => {
-          const checked = checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging)
-          if (checked.pagination.page !== page) {
-            const issue = {
-              path: ['pagination', 'page'],
-              code: 'custom',
-              message: `Asked for page ${page}, the service answered page ${checked.pagination.page}`,
-            }
-            throw responseValidationError(raw, request, [issue], this.#transport.redactor, body)
-          }
-          return checked
-        })
+        return this.#send(request, pageOptions, operation, (raw, body, validation) =>
+          checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging),
+        )
       },
+      invalid: (page, result, issues) => responseValidationError(result.response, pageRequest(page), issues, this.#transport.redactor, result.data),
     }
   }
 

@@ -1,4 +1,6 @@
 import { SDK_CANCELLED } from '../internal/cancellation.ts'
+import type { ValidationIssue } from '../errors/errors.ts'
+import { hasNextPage, PageSequence } from './rules.ts'
 
 /** What a list call knows to fetch more pages. @internal */
 export interface PageSource<P> {
@@ -6,15 +8,19 @@ export interface PageSource<P> {
   fetch(page: number, signal?: AbortSignal): Promise<P>
   /** How many later pages to keep in flight while iterating (0 = one at a time). */
   readonly prefetch: number
+  /** The error that reports `issues` found in `page` (a page this source made): see `PreparedList.invalid`. */
+  invalid(page: P, issues: readonly ValidationIssue[]): Error
 }
 
 interface PageLike {
-  readonly pagination: { readonly page: number; readonly total_pages: number }
-  hasNextPage(): boolean
+  readonly data: readonly unknown[]
+  readonly pagination: { readonly page: number; readonly limit: number; readonly total: number; readonly total_pages: number }
 }
 
 /**
- * Yields `first`, then each later page while the latest page says `page < total_pages`.
+ * Yields `first`, then each later page while the paging rule allows it (rules.ts: the latest page
+ * says `page < total_pages`, and no page breaks the rules that keep an iteration finite; one
+ * that does throws when the consumer reaches it).
  * With `prefetch` k > 0, before a page p is handed to the consumer, pages p+1..p+k are requested
  * (never past the latest `total_pages`), so they load while the consumer works on p. Pages still
  * come out in order, an error on page n surfaces when the consumer reaches page n, and leaving the
@@ -24,8 +30,14 @@ interface PageLike {
 export async function* iteratePages<P extends PageLike>(first: Promise<P>, source: PageSource<P>): AsyncGenerator<P, void, undefined> {
   const controller = source.prefetch > 0 ? new AbortController() : undefined
   const inFlight = new Map<number, Promise<P>>()
+  const sequence = new PageSequence()
+  const checked = (page: P): P => {
+    const issues = sequence.check(page)
+    if (issues.length > 0) throw source.invalid(page, issues)
+    return page
+  }
   try {
-    let current = await first
+    let current = checked(await first)
     let nextToLaunch = current.pagination.page + 1
     for (;;) {
       if (controller !== undefined) {
@@ -37,11 +49,11 @@ export async function* iteratePages<P extends PageLike>(first: Promise<P>, sourc
         }
       }
       yield current
-      if (!current.hasNextPage()) return
+      if (!hasNextPage(current.pagination)) return
       const wanted = current.pagination.page + 1
       const request = inFlight.get(wanted) ?? source.fetch(wanted, controller?.signal)
       inFlight.delete(wanted)
-      current = await request
+      current = checked(await request)
     }
   } finally {
     controller?.abort(SDK_CANCELLED)

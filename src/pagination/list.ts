@@ -7,9 +7,11 @@ import * as z from 'zod'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
 import type { ListRequestOptions } from '../core/options.ts'
-import type { APIResponse } from '../core/response.ts'
+import type { APIResponse, WithResponse } from '../core/response.ts'
+import { ChatServiceError } from '../errors/errors.ts'
 import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
+import { pageIssues } from './rules.ts'
 import { createPage, type Page } from './page.ts'
 import { createPagePromise, type PagePromise } from './page-promise.ts'
 
@@ -67,13 +69,23 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
     const refused = pipeline.refuse(operation, error)
-    return createPagePromise<T, P>(refused, { prefetch: 0, fetch: () => refused })
+    return createPagePromise<T, P>(refused, { prefetch: 0, fetch: () => refused, invalid: () => new ChatServiceError('A call refused before anything was sent has no pages') })
   }
+  // What each page came from, for the error that reports it (kept as long as the page is).
+  const responses = new WeakMap<P, WithResponse<Body>>()
   const source: PageSource<P> = {
     prefetch: prepared.prefetch,
     fetch: async (page, signal) => {
-      const { data, response } = await prepared.fetch(page, signal)
-      return operation.page(data, response, source)
+      const result = await prepared.fetch(page, signal)
+      const issues = pageIssues(result.data, { page })
+      if (issues.length > 0) throw prepared.invalid(page, result, issues)
+      const made = operation.page(result.data, result.response, source)
+      responses.set(made, result)
+      return made
+    },
+    invalid: (made, issues) => {
+      const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
+      return prepared.invalid(made.pagination.page, result, issues)
     },
   }
   return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)

@@ -2,6 +2,7 @@ import type { APIResponse } from '../core/response.ts'
 import { ChatServiceError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
+import { hasNextPage } from './rules.ts'
 
 /**
  * Makes a {@link Page} of a list whose later pages `source` fetches (internal: the constructor is
@@ -49,7 +50,7 @@ export class Page<T> implements AsyncIterable<T> {
 
   /** Whether the service has a page after this one: `pagination.page < pagination.total_pages`. */
   hasNextPage(): boolean {
-    return this.pagination.page < this.pagination.total_pages
+    return hasNextPage(this.pagination)
   }
 
   /**
