@@ -19,12 +19,16 @@ export { Auth } from './resources/auth.ts'
 export { Conversations } from './resources/conversations.ts'
 export { CustomerUsers, type MetadataOptions } from './resources/customer-users.ts'
 export { ListAllIterable, type ListAllProgress, type SkippedParent } from './pagination/list-all.ts'
+export { MAX_SCANS, NewMessages, type ListNewSummary } from './pagination/list-new.ts'
+export type { ConversationCheckpoint, MessagesCheckpoint } from './pagination/checkpoint.ts'
+export { MAX_SHARDS, shardOf, type Shard } from './pagination/shard.ts'
 export {
   ConversationMessages,
   DEFAULT_LIST_ALL_CONCURRENCY,
   MessagePage,
   type AllMessages,
   type MessageListAllParams,
+  type MessageListNewParams,
 } from './resources/messages.ts'
 export * from './schemas/index.ts'
 export { VERSION } from './version.ts'

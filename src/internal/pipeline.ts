@@ -146,7 +146,8 @@ export class RequestPipeline {
           checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging),
         )
       },
-      invalid: (page, result, issues) => responseValidationError(result.response, pageRequest(page), issues, this.#transport.redactor, result.data),
+      invalid: (page, result, issues) =>
+        responseValidationError(result.response, pageRequest(page), issues, this.#transport.redactor, result.data),
     }
   }
 

@@ -69,7 +69,11 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
     const refused = pipeline.refuse(operation, error)
-    return createPagePromise<T, P>(refused, { prefetch: 0, fetch: () => refused, invalid: () => new ChatServiceError('A call refused before anything was sent has no pages') })
+    return createPagePromise<T, P>(refused, {
+      prefetch: 0,
+      fetch: () => refused,
+      invalid: () => new ChatServiceError('A call refused before anything was sent has no pages'),
+    })
   }
   // What each page came from, for the error that reports it (kept as long as the page is).
   const responses = new WeakMap<P, WithResponse<Body>>()

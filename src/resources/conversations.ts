@@ -4,7 +4,7 @@ import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 import { conversationSchema, type Conversation, type ConversationListParams } from '../schemas/conversation.ts'
-import { ConversationMessages } from './messages.ts'
+import { createConversationMessages, type ConversationMessages } from './messages.ts'
 
 /** @internal `GET /rest/v1/conversations` (spec, Endpoint 5). */
 export const listConversations = defineList({
@@ -29,7 +29,9 @@ export class Conversations {
 
   private constructor(pipeline: RequestPipeline) {
     this.#pipeline = pipeline
-    this.messages = new ConversationMessages(pipeline, (limit, options) => pipeline.prepareList(listConversations, {}, { limit }, options))
+    this.messages = createConversationMessages(pipeline, (limit, options) =>
+      pipeline.prepareList(listConversations, {}, { limit }, options),
+    )
   }
 
   /**

@@ -2,14 +2,19 @@ import * as z from 'zod'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { PreparedList, RequestPipeline } from '../internal/pipeline.ts'
-import { RequestValidationError } from '../errors/errors.ts'
-import type { APIResponse } from '../core/response.ts'
+import { RequestValidationError, type ValidationIssue } from '../errors/errors.ts'
+import type { APIResponse, WithResponse } from '../core/response.ts'
+import { checkpointIssues, mergeCheckpoints, type ConversationCheckpoint, type MessagesCheckpoint } from '../pagination/checkpoint.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { decodeCursor, ListAllIterable, PARENT_PAGE_SIZE, startPosition, type NestedSource } from '../pagination/list-all.ts'
+import { createListAll, decodeCursor, startPosition, type ListAllIterable, type NestedReader } from '../pagination/list-all.ts'
+import { createListNew, type NewMessages } from '../pagination/list-new.ts'
+import { PARENT_PAGE_SIZE, type SourcePage } from '../pagination/nested.ts'
+import { pageIssues } from '../pagination/rules.ts'
+import { shardFilter, shardSchema, type Shard } from '../pagination/shard.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { MAX_LIMIT, type Pagination } from '../schemas/common.ts'
+import { idProblem, MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
 import type { Conversation } from '../schemas/conversation.ts'
 import {
   messageConversationSchema,
@@ -31,13 +36,49 @@ export type MessageListAllParams = {
   concurrency?: number | undefined
   /** Resume right after the last message yielded before `cursor()` was called on an earlier iteration. */
   cursor?: string | undefined
+  /** Read only the conversations of this shard (see {@link shardOf}); resume a shard's cursor with the same shard. */
+  shard?: Shard | undefined
 }
 
+/** Parameters of `conversations.messages.listNew`. */
+export type MessageListNewParams = {
+  /**
+   * Where the last run got to: what its `checkpoint()` returned, or an array of them (one per
+   * shard, merged per conversation: the one that read further wins). None: a first run, which
+   * yields every message.
+   */
+  checkpoint?: MessagesCheckpoint | readonly MessagesCheckpoint[] | undefined
+  /** Messages per page, 1–100 (default 100). The checkpoint does not depend on it. */
+  limit?: number | undefined
+  /** Requests in flight for the whole run, conversation pages included: 1–64 (default 8). */
+  concurrency?: number | undefined
+  /** Read only the conversations of this shard (see {@link shardOf}); the checkpoint returned holds only them. */
+  shard?: Shard | undefined
+}
+
+const limitSchema = z.number().int().min(1).max(MAX_LIMIT).optional()
+const concurrencySchema = z.number().int().min(1).max(64).optional()
+
 const listAllParamsSchema = z.strictObject({
-  limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
-  concurrency: z.number().int().min(1).max(64).optional(),
+  limit: limitSchema,
+  concurrency: concurrencySchema,
   cursor: z.string().optional(),
-})
+  shard: shardSchema.optional(),
+} satisfies SchemaOf<MessageListAllParams>)
+
+const listNewParamsSchema = z.strictObject({
+  // Checked by hand: a million entries would be slow through a zod schema of each.
+  checkpoint: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return
+      for (const issue of checkpointIssues(value)) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message })
+    })
+    .optional() as z.ZodType<MessageListNewParams['checkpoint']>,
+  limit: limitSchema,
+  concurrency: concurrencySchema,
+  shard: shardSchema.optional(),
+} satisfies SchemaOf<MessageListNewParams>)
 
 type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: MessageConversation }
 
@@ -75,13 +116,19 @@ export const listMessages = defineList({
   page: createMessagePage,
 })
 
+/** Makes `client.conversations.messages` (internal: the class's constructor is private, see src/internal/README.md). */
+export let createConversationMessages: (pipeline: RequestPipeline, conversationPages: ConversationPages) => ConversationMessages
+
 /** Messages of conversations (spec, Endpoint 6). Reach it as `client.conversations.messages`. */
 export class ConversationMessages {
   readonly #pipeline: RequestPipeline
   readonly #conversationPages: ConversationPages
 
-  /** @internal */
-  constructor(pipeline: RequestPipeline, conversationPages: ConversationPages) {
+  static {
+    createConversationMessages = (pipeline, conversationPages) => new ConversationMessages(pipeline, conversationPages)
+  }
+
+  private constructor(pipeline: RequestPipeline, conversationPages: ConversationPages) {
     this.#pipeline = pipeline
     this.#conversationPages = conversationPages
   }
@@ -163,19 +210,130 @@ export class ConversationMessages {
         },
       ])
     }
-    const limit = start.limit
+    return createListAll(this.#reader(operation, start.limit, callOptions), {
+      concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
+      start,
+      signal: callOptions.signal,
+      shard: shardFilter(valid.shard),
+    })
+  }
+
+  /**
+   * Only the messages added since a checkpoint: the nightly export that reads what is new, not the
+   * whole history (spec, Endpoints 5 and 6; Paging rule). Without a checkpoint (a first run) it
+   * yields every message, like {@link ConversationMessages.listAll}.
+   *
+   * ```ts
+   * const changes = client.conversations.messages.listNew({ checkpoint: saved }, { signal })
+   * for await (const message of changes) write(message)
+   * save(changes.checkpoint()) // plain JSON; valid at any moment, mid-run included
+   * changes.summary            // { new, grown, unchanged, rewound, deleted, scans, complete }
+   * ```
+   *
+   * How it knows what is new: it scans the conversation list (100 a page) and compares each
+   * conversation's `message_count` and `updated_at` with its checkpoint entry. Unchanged ones cost
+   * no request (a night with nothing new costs exactly the scan, `ceil(conversations / 100)`
+   * requests); a grown one costs the pages from the one holding the last message read, whose id is
+   * checked before anything after it is yielded. A conversation whose last message read is not
+   * where it was, or that has fewer messages than were read, is read again from its first message
+   * (`summary.rewound`: at-least-once, its messages may repeat; de-duplicate by message id). A
+   * conversation whose `message_count` and `updated_at` both stay as they were is not read: the
+   * spec does not say whether `updated_at` moves when a message is added or deleted, so a change
+   * that keeps both (a message deleted and another added, with `updated_at` untouched) is not seen.
+   *
+   * - Order: the nested loop over the conversations that have something new (conversations in the
+   *   list's order, each one's messages oldest first); conversations found by a later scan come last.
+   * - The scan: when its distinct ids fall short of the list's `total`, or `total` went down while
+   *   it was read (the list shifted under it), it scans again, up to 3 passes in all, and logs it
+   *   at `warn`. Deleted conversations are only reported after a complete scan.
+   * - Concurrency, bounded read-ahead, leaving the loop early, abort and error order: as
+   *   {@link ConversationMessages.listAll}. A conversation that vanishes (404) counts as deleted.
+   * @param params - `checkpoint` (one or an array, from `checkpoint()`), `limit` (messages per page,
+   *   1–100, default 100), `concurrency` (1–64, default 8), `shard` (`{ index, count }`).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @returns A {@link NewMessages}: the new {@link Message}s, with `progress`, `summary` and
+   *   `checkpoint()`. It iterates once.
+   * @throws RequestValidationError at once for bad params or a malformed checkpoint (nothing sent).
+   * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
+   * 404 on a conversation's messages), and ResponseValidationError for pages that break the
+   * paging rules.
+   */
+  listNew(params: MessageListNewParams = {}, options?: RequestOptions): NewMessages {
+    const operation = 'conversations.messages.listNew'
+    const [valid, callOptions] = this.#pipeline.check(
+      operation,
+      [listNewParamsSchema, params],
+      [requestOptionsSchema, options ?? {}, ['options']],
+    )
+    const shard = shardFilter(valid.shard)
+    const entries =
+      valid.checkpoint === undefined
+        ? new Map<string, ConversationCheckpoint>()
+        : mergeCheckpoints(valid.checkpoint, (id) => shard === undefined || shard.has(id))
+    const limit = valid.limit ?? MAX_LIMIT
+    return createListNew(this.#reader(operation, limit, callOptions), {
+      limit,
+      concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
+      entries,
+      signal: callOptions.signal,
+      shard,
+      warn: (message, fields) => {
+        this.#pipeline.warn(message, fields)
+      },
+    })
+  }
+
+  /**
+   * What listAll and listNew read: conversation pages at 100 a page and message pages at `limit`,
+   * each checked as it arrives (the paging rules 1–3 of pagination/rules.ts; conversation ids that
+   * cannot be a path segment; messages of another conversation).
+   */
+  #reader(operation: string, limit: number, callOptions: RequestOptions): NestedReader<Conversation, Message> {
     const conversations = this.#conversationPages(PARENT_PAGE_SIZE, callOptions)
+    // Prepared once per conversation, not per page.
     const prepared = new WeakMap<Conversation, PreparedList<MessagePageBody>>()
-    const source: NestedSource<Conversation, Message> = {
-      parents: async (page, signal) => (await conversations.fetch(page, signal)).data,
+    return {
+      parents: async (page, signal) => {
+        const result = await conversations.fetch(page, signal)
+        const issues = pageIssues(result.data, { page, positions: PARENT_PAGE_SIZE })
+        result.data.data.forEach((conversation, i) => {
+          const problem = idProblem(conversation.id)
+          if (problem !== undefined) {
+            issues.push({
+              path: ['data', i, 'id'],
+              code: 'custom',
+              message: `Conversation ${JSON.stringify(conversation.id)}: ${problem}; its messages cannot be requested`,
+            })
+          }
+        })
+        return sourcePage(result, (found) => conversations.invalid(page, result, found), issues)
+      },
       children: async (conversation, page, signal) => {
-        // Checked and prepared once per conversation, not per page.
         let messages = prepared.get(conversation)
         if (messages === undefined) {
           messages = this.#pipeline.prepareList(listMessages, { conversationId: conversation.id }, { limit }, callOptions)
           prepared.set(conversation, messages)
         }
-        return (await messages.fetch(page, signal)).data
+        const list = messages
+        const result = await list.fetch(page, signal)
+        const issues = pageIssues(result.data, { page, positions: limit })
+        if (result.data.conversation.id !== conversation.id) {
+          issues.push({
+            path: ['conversation', 'id'],
+            code: 'custom',
+            message: `Asked for the messages of conversation ${conversation.id}, the page is of conversation ${result.data.conversation.id}`,
+          })
+        }
+        result.data.data.forEach((message, i) => {
+          if (message.conversation_id !== conversation.id) {
+            issues.push({
+              path: ['data', i, 'conversation_id'],
+              code: 'custom',
+              message: `Message ${message.id} is of conversation ${message.conversation_id}, not of ${conversation.id} whose messages were asked for`,
+            })
+          }
+        })
+        return sourcePage(result, (found) => list.invalid(page, result, found), issues)
       },
       parentId: (conversation) => conversation.id,
       childId: (message) => message.id,
@@ -187,10 +345,15 @@ export class ConversationMessages {
         )
       },
     }
-    return new ListAllIterable(source, {
-      concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
-      start,
-      signal: callOptions.signal,
-    })
   }
+}
+
+/** A checked page for the nested engine; throws the error that reports `issues` when there are any. */
+function sourcePage<T>(
+  result: WithResponse<{ data: T[]; pagination: Pagination }>,
+  invalid: (issues: readonly ValidationIssue[]) => Error,
+  issues: readonly ValidationIssue[],
+): SourcePage<T> {
+  if (issues.length > 0) throw invalid(issues)
+  return { data: result.data.data, pagination: result.data.pagination, invalid }
 }

@@ -17,6 +17,8 @@ export interface ModelConversation {
   messages: string[]
   /** `message_count` to report; default `messages.length`. */
   messageCount?: number
+  /** `updated_at` to report; default `2024-06-01T00:00:00.000Z`. */
+  updatedAt?: string
 }
 
 /** One list request as it arrived. */
@@ -108,7 +110,7 @@ export async function startCompanyServer(model: ModelConversation[]): Promise<Co
         customer_user_id: 'cu_1',
         message_count: conversation.messageCount ?? conversation.messages.length,
         created_at: new Date(Date.UTC(2024, 0, 1) + ((page - 1) * limit + offset) * 1000).toISOString(),
-        updated_at: '2024-06-01T00:00:00.000Z',
+        updated_at: conversation.updatedAt ?? '2024-06-01T00:00:00.000Z',
       }))
       return { status: 200, body: { data, pagination: pagination(model.length) } }
     }
