@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util'
 import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
 import { createFakeChatService } from './fake-service.ts'
-import type { FakeServerHandle } from './types.ts'
+import type { FakeServerHandle, RateLimitOptions } from './types.ts'
 
 /** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
 const DEFAULT_PORT = 4010
@@ -27,6 +27,9 @@ Options:
   --customer-users N   customer users (default 50)
   --conversations N    conversations (default 100)
   --messages N         messages, spread over the conversations (default 1000)
+  --rate-limit RPS[/BURST]
+                       rate-limit each API key pair: a token bucket of BURST requests (default
+                       RPS rounded up) refilled at RPS a second; 429 with Retry-After when empty
   --json               print one JSON line {"baseUrl","keyId","keySecret"} instead of the text
   -h, --help           show this text
 `
@@ -37,6 +40,7 @@ class UsageError extends Error {}
 interface CliOptions {
   port: number
   latencyMs: number
+  rateLimit: RateLimitOptions | undefined
   dataset: GenerateDatasetOptions
   json: boolean
 }
@@ -48,6 +52,19 @@ function integer(name: string, text: string | undefined, fallback: number, min?:
   if (/^-?[0-9]+$/.test(text) && Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) return n
   const range = min === undefined ? '' : max === undefined ? ` >= ${min}` : ` from ${min} to ${max}`
   throw new UsageError(`--${name} must be an integer${range}, not ${JSON.stringify(text)}`)
+}
+
+/** `--rate-limit RPS[/BURST]`: RPS a number > 0, BURST an integer >= 1. */
+function rateLimitOf(text: string): RateLimitOptions {
+  const match = /^(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(text.trim())
+  const rps = match === null ? Number.NaN : Number(match[1])
+  const burst = match?.[2] === undefined ? undefined : Number(match[2])
+  if (!(rps > 0) || (burst !== undefined && !(Number.isSafeInteger(burst) && burst >= 1))) {
+    throw new UsageError(
+      `--rate-limit must be RPS or RPS/BURST (requests per second > 0, burst an integer >= 1), e.g. 10/20, not ${JSON.stringify(text)}`,
+    )
+  }
+  return { requestsPerSecond: rps, burst }
 }
 
 function parse(args: string[]): CliOptions | 'help' {
@@ -65,6 +82,7 @@ function parse(args: string[]): CliOptions | 'help' {
         'customer-users': { type: 'string' },
         conversations: { type: 'string' },
         messages: { type: 'string' },
+        'rate-limit': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -80,6 +98,7 @@ function parse(args: string[]): CliOptions | 'help' {
   return {
     port: integer('port', values.port, DEFAULT_PORT, 0, 65535),
     latencyMs: latency,
+    rateLimit: values['rate-limit'] === undefined ? undefined : rateLimitOf(values['rate-limit']),
     json: values.json,
     dataset: {
       seed: integer('seed', values.seed, 1),
@@ -95,8 +114,13 @@ function describe(options: CliOptions, server: FakeServerHandle, companyId: stri
   const { baseUrl, keyId, keySecret } = server.clientOptions()
   const d = options.dataset
   const latency = options.latencyMs > 0 ? `, ${options.latencyMs} ms latency` : ''
+  const limit = options.rateLimit
+  const rate =
+    limit === undefined
+      ? ''
+      : `\nRate limit per API key pair: ${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}`
   return `chat-service-fake: the fake Chat Service is listening on ${baseUrl}
-Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}
+Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}${rate}
 
 API key pair (company ${companyId}):
   keyId      ${keyId}
@@ -142,7 +166,7 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
     return { exitCode: 2 }
   }
   // No request log: a dev server runs for hours and nobody reads it.
-  const fake = createFakeChatService({ seed, latencyMs: options.latencyMs, recordRequests: false })
+  const fake = createFakeChatService({ seed, latencyMs: options.latencyMs, recordRequests: false, rateLimit: options.rateLimit })
   let server: FakeServerHandle
   try {
     server = await fake.listen({ port: options.port, host: HOST })

@@ -62,7 +62,8 @@ export class Engine {
   /** Records, applies a fault if one is queued, and handles the request. */
   process(req: FakeRequest, options: RouteOptions = {}): ResponsePlan {
     const requestId = newRequestId()
-    if (this.options.recordRequests) this.#requests.push(recordOf(req, requestId))
+    const record = this.options.recordRequests ? recordOf(req, requestId) : undefined
+    if (record !== undefined) this.#requests.push(record)
     const fault = this.faults.take(req.method, req.path)
     const plan: ResponsePlan = {
       requestId,
@@ -86,6 +87,7 @@ export class Engine {
     if (fault?.headers) for (const [name, value] of Object.entries(fault.headers)) headers[name.toLowerCase()] = value
     response = { ...response, headers }
     if (isBodilessStatus(response.status)) response = { ...response, body: Buffer.alloc(0) }
+    if (record !== undefined) record.status = response.status
     plan.response = response
     return plan
   }
@@ -117,5 +119,6 @@ function recordOf(req: FakeRequest, requestId: string): RecordedRequest {
     bodyVisible: req.bodyVisible,
     time: Date.now(),
     requestId,
+    status: undefined,
   }
 }

@@ -9,6 +9,7 @@ import { appendMessages, deleteConversation, deleteMessage } from './changes.ts'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
+import { RateLimiter } from './rate-limit.ts'
 import { ServiceState, type CompanyState } from './state.ts'
 import { TokenSigner } from './token.ts'
 import { agentView, conversationView, messageView, storedCustomerUserView } from './views.ts'
@@ -42,7 +43,7 @@ export interface FakeChatService {
    * registered to another company or secret, or a message of an unknown conversation.
    */
   seed(data: FakeSeed): void
-  /** Back to the `seed` option's data; clears recorded requests and queued faults. */
+  /** Back to the `seed` option's data; clears recorded requests, queued faults and the rate limit's buckets (all full). */
   reset(): void
   /**
    * Starts a `node:http` server (host default `127.0.0.1`, port default 0 = free port). Full
@@ -115,7 +116,7 @@ export interface FakeChatService {
 /**
  * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
  * open, the fake's choices are listed in TESTING.md ("The fake's choices").
- * @throws RangeError when `latencyMs` is negative or not finite; Error when `seed` is invalid
+ * @throws RangeError when `latencyMs` is negative or not finite, or `rateLimit` is out of range (`requestsPerSecond` > 0, `burst` an integer >= 1); Error when `seed` is invalid
  * (duplicate ids, unknown conversations, a key registered twice).
  */
 export function createFakeChatService(options: FakeChatServiceOptions = {}): FakeChatService {
@@ -124,8 +125,9 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const tokens = new TokenSigner(options.tokenSecret ?? randomBytes(32).toString('hex'))
   const latencyMs = options.latencyMs ?? 0
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError('chat-service-sdk/testing: latencyMs must be >= 0')
+  const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit)
   const engine = new Engine(
-    { state, filterMatch: options.filterMatch ?? 'exact', now, tokens },
+    { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit },
     { latencyMs, recordRequests: options.recordRequests ?? true, compression: options.compression ?? true },
   )
   const initial = options.seed
@@ -141,6 +143,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     reset() {
       state.clear()
+      rateLimit?.clear()
       engine.clearRequests()
       engine.faults.clear()
       if (initial) state.seed(initial)

@@ -43,6 +43,7 @@ export type {
   FilterMatch,
   MessageRecord,
   MessageSeed,
+  RateLimitOptions,
   RecordedRequest,
   StoredCustomerUser,
   TokenClaims,

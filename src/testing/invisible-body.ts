@@ -67,7 +67,7 @@ export function companyForInvisibleBody(
   req: FakeRequest,
   companyForGet: string | undefined,
   bodyFields: readonly string[],
-): { company: CompanyState } | { refused: FakeResponse } {
+): { company: CompanyState; keyId: string } | { refused: FakeResponse } {
   const contentType = req.headers['content-type']
   const declared = req.headers['content-length']
   if (declared === undefined && req.headers['transfer-encoding'] === undefined) {
@@ -91,7 +91,11 @@ export function companyForInvisibleBody(
   }
   const matching = candidates.filter((c) => c.keys.some((k) => credentialsLength(k) === length))
   const [only] = matching
-  if (only !== undefined && matching.length === 1) return { company: only }
+  if (only !== undefined && matching.length === 1) {
+    // The key, for the rate limit: the company's first key of that length (several are indistinguishable).
+    const key = only.keys.find((k) => credentialsLength(k) === length) as { keyId: string }
+    return { company: only, keyId: key.keyId }
+  }
 
   if (matching.length > 1) {
     return cannotSee(

@@ -10,6 +10,7 @@
  */
 import { errorResponse, isJsonContentType, type FakeRequest, type FakeResponse } from './http.ts'
 import { companyForInvisibleBody } from './invisible-body.ts'
+import type { RateLimiter } from './rate-limit.ts'
 import type { CompanyState, ServiceState } from './state.ts'
 import type { TokenSigner } from './token.ts'
 import type { FilterMatch } from './types.ts'
@@ -23,6 +24,8 @@ export interface ServiceContext {
   filterMatch: FilterMatch
   now: () => Date
   tokens: TokenSigner
+  /** The `rateLimit` option's buckets; `undefined`: no limit. */
+  rateLimit: RateLimiter | undefined
 }
 
 /** What an endpoint's handler gets: an authenticated request, parsed. */
@@ -91,20 +94,30 @@ export class Router {
     }
 
     let company: CompanyState | undefined
+    let keyId: string
     let body: Json = {}
     if (!req.bodyVisible) {
       const attributed = companyForInvisibleBody(ctx.state, req, options.companyForGet, endpoint.bodyFields ?? [])
       if ('refused' in attributed) return attributed.refused
       company = attributed.company
+      keyId = attributed.keyId
     } else {
       const parsed = parseBody(req)
       if (parsed.kind === 'invalid') return errorResponse(400, parsed.message)
       if (parsed.kind === 'absent') return errorResponse(401, `Missing API credentials (${parsed.reason})`)
-      const { keyId, keySecret } = parsed.value
-      if (keyId === undefined || keySecret === undefined) return errorResponse(401, 'Missing API credentials')
-      company = ctx.state.authenticate(keyId, keySecret)
+      const { keyId: givenKeyId, keySecret } = parsed.value
+      if (givenKeyId === undefined || keySecret === undefined) return errorResponse(401, 'Missing API credentials')
+      company = ctx.state.authenticate(givenKeyId, keySecret)
       if (!company) return errorResponse(401, 'Invalid API credentials')
+      keyId = givenKeyId as string // authenticate() found it, so it is a string
       body = parsed.value
+    }
+    // After the credentials: only a key pair that exists is charged (rate-limit.ts says why).
+    const retryAfter = ctx.rateLimit?.take(keyId)
+    if (retryAfter !== undefined) {
+      return errorResponse(429, `Rate limit exceeded for API key ${keyId}: retry after ${retryAfter} s`, {
+        'retry-after': String(retryAfter),
+      })
     }
     return endpoint.handle({ ctx, req, company, params, query: new URLSearchParams(req.search), body })
   }

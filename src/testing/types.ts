@@ -173,6 +173,20 @@ export interface FakeSeed {
 /** How the customer-user `name` and `email` filters match (spec: "not shown"). */
 export type FilterMatch = 'exact' | 'partial'
 
+/**
+ * The fake's rate limit (the spec shows none): a token bucket per API key pair. Each key pair
+ * has `burst` tokens, refilled at `requestsPerSecond` a second up to `burst`; every request with
+ * valid credentials takes one, and one that finds less than one token gets 429 with `Retry-After`
+ * (the whole seconds until a token is back, rounded up) and takes nothing. TESTING.md, "Rate
+ * limits", has the whole algorithm.
+ */
+export interface RateLimitOptions {
+  /** Tokens added per second, per key pair (a finite number > 0; fractions allowed, e.g. 0.5). */
+  requestsPerSecond: number
+  /** Bucket size: the requests a key pair may send at once after a quiet spell. Default `ceil(requestsPerSecond)` (at least 1). */
+  burst?: number | undefined
+}
+
 /** Options of `createFakeChatService`. */
 export interface FakeChatServiceOptions {
   /** Initial data; `reset()` returns to it. */
@@ -201,6 +215,11 @@ export interface FakeChatServiceOptions {
    * client, not zlib). msw mode never compresses. Negotiation rules: TESTING.md.
    */
   compression?: boolean | undefined
+  /**
+   * Rate-limit every key pair (both modes): 429 with `Retry-After` once its token bucket is
+   * empty. Default: no limit. See {@link RateLimitOptions}.
+   */
+  rateLimit?: RateLimitOptions | undefined
 }
 
 /**
@@ -277,6 +296,12 @@ export interface RecordedRequest {
    * errors. Also set for a request whose connection a fault dropped before any response byte.
    */
   requestId: string
+  /**
+   * The status the fake answered with (set once the request is handled, so a log read after the
+   * response is complete): e.g. count `429`s under `rateLimit`. `undefined` while the request is
+   * handled and when a fault dropped the connection before any response byte.
+   */
+  status: number | undefined
 }
 
 /** Claims of a chat token issued by the fake (times in seconds since the epoch). */

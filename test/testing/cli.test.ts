@@ -116,12 +116,38 @@ describe('chat-service-fake: what it prints and serves', () => {
     }
   })
 
+  it('--rate-limit RPS/BURST limits each key pair and says so', async () => {
+    const { result, out } = await runInProcess(['--port', '0', '--rate-limit', '0.5/2'])
+    const server = serverOf(result)
+    try {
+      expect(out).toContain('Rate limit per API key pair: 0.5 requests/s, bursts of 2')
+      const { baseUrl, keyId, keySecret } = server.clientOptions()
+      const statuses: (number | undefined)[] = []
+      for (let i = 0; i < 3; i++) {
+        const res = await request(`${baseUrl}/rest/v1/agents`, {
+          method: 'GET',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ keyId, keySecret }),
+        })
+        await res.body.dump()
+        statuses.push(res.statusCode)
+        if (res.statusCode === 429) expect(res.headers['retry-after']).toBe('2')
+      }
+      expect(statuses).toEqual([200, 200, 429])
+    } finally {
+      await server.close()
+    }
+  })
+
   it.each([
     [['--port', '70000'], '--port must be an integer from 0 to 65535, not "70000"'],
     [['--seed', '1.5'], '--seed must be an integer, not "1.5"'],
     [['--latency=-1'], '--latency must be a number of ms >= 0, not "-1"'],
     [['--messages', 'many'], '--messages must be an integer >= 0, not "many"'],
     [['--customer-users', '0'], 'conversations need at least one customer user'],
+    [['--rate-limit', '0'], '--rate-limit must be RPS or RPS/BURST (requests per second > 0, burst an integer >= 1), e.g. 10/20, not "0"'],
+    [['--rate-limit', '5/0'], '--rate-limit must be RPS or RPS/BURST'],
+    [['--rate-limit', 'fast'], '--rate-limit must be RPS or RPS/BURST'],
     [['--verbose'], "Unknown option '--verbose'"],
     [['--port'], "Option '--port <value>' argument missing"],
     [['4010'], 'Unexpected argument'],
