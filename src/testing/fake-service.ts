@@ -116,8 +116,9 @@ export interface FakeChatService {
 /**
  * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
  * open, the fake's choices are listed in TESTING.md ("The fake's choices").
- * @throws RangeError when `latencyMs` is negative or not finite, or `rateLimit` is out of range (`requestsPerSecond` > 0, `burst` an integer >= 1); Error when `seed` is invalid
- * (duplicate ids, unknown conversations, a key registered twice).
+ * @throws RangeError when `latencyMs` is negative or not finite, or `rateLimit` is out of range
+ * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1); Error when `seed` is
+ * invalid (duplicate ids, unknown conversations, a key registered twice).
  */
 export function createFakeChatService(options: FakeChatServiceOptions = {}): FakeChatService {
   const state = new ServiceState()

@@ -181,7 +181,7 @@ export type FilterMatch = 'exact' | 'partial'
  * limits", has the whole algorithm.
  */
 export interface RateLimitOptions {
-  /** Tokens added per second, per key pair (a finite number > 0; fractions allowed, e.g. 0.5). */
+  /** Tokens added per second, per key pair (a finite number above 0; fractions allowed, e.g. 0.5). */
   requestsPerSecond: number
   /** Bucket size: the requests a key pair may send at once after a quiet spell. Default `ceil(requestsPerSecond)` (at least 1). */
   burst?: number | undefined
