@@ -1,5 +1,6 @@
 import * as z from 'zod'
-import type { APIPromise } from '../core/api-promise.ts'
+import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
+import type { APIResponse, WithResponse } from '../core/response.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
@@ -8,7 +9,7 @@ import { ChatServiceError } from '../errors/errors.ts'
 import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
 import type { Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { idSchema, type Pagination } from '../schemas/common.ts'
+import { MAX_LIMIT, type Pagination } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
   customerUserSchemaWith,
@@ -34,14 +35,16 @@ export type MetadataOptions = {
   forbiddenKeys?: readonly string[] | undefined
 }
 
-/** The two operations of customer users, for one metadata schema. */
+/** The operations of customer users, for one metadata schema. */
 interface CustomerUserOperations<Metadata, MetadataInput> {
   readonly list: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
+  /** The list endpoint as `findByExternalId` reads it (its own name in errors, logs and traces). */
+  readonly find: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
   readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>, UpdatedCustomerUser<Metadata>>
 }
 
 /**
- * The two operations, reading metadata with `read` and sending what `write` outputs. `'as-sent'`
+ * The operations, reading metadata with `read` and sending what `write` outputs. `'as-sent'`
  * returns bodies as the service sent them (checked); `'parsed'` returns the schemas' output.
  */
 function customerUserOperations<Metadata, MetadataInput>(
@@ -49,14 +52,12 @@ function customerUserOperations<Metadata, MetadataInput>(
   write: z.ZodType,
   output: 'as-sent' | 'parsed',
 ): CustomerUserOperations<Metadata, MetadataInput> {
+  const item = customerUserSchemaWith(read)
+  const list = (name: string): CustomerUserOperations<Metadata, MetadataInput>['list'] =>
+    defineList({ name, path: '/customer-users', params: customerUserListParamsSchema, item, output })
   return {
-    list: defineList({
-      name: 'customerUsers.list',
-      path: '/customer-users',
-      params: customerUserListParamsSchema,
-      item: customerUserSchemaWith(read),
-      output,
-    }),
+    list: list('customerUsers.list'),
+    find: list('customerUsers.findByExternalId'),
     update: defineOperation({
       name: 'customerUsers.update',
       method: 'PUT',
@@ -120,7 +121,11 @@ function forbiddenPaths(
   return found
 }
 
-const updateMetadataArgs = z.strictObject({ externalId: idSchema })
+/**
+ * An external id as `findByExternalId` and `updateMetadata` take it: what the `external_id` filter
+ * takes (a non-empty string; it travels in the JSON body, not the path).
+ */
+const externalIdArgs = z.strictObject({ externalId: z.string().min(1, 'Expected a non-empty external id') })
 
 /** Makes `client.customerUsers` (internal: the class's constructor is private, see src/internal/README.md). */
 export let createCustomerUsers: (pipeline: RequestPipeline) => CustomerUsers
@@ -184,6 +189,35 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   }
 
   /**
+   * The one customer user whose `external_id` is exactly `externalId` (spec, Endpoint 2: "Filtering
+   * by `external_id` is the recommended lookup"), or `null` when there is none. It reads EVERY page
+   * of the `external_id` filter, 100 users a page, and keeps only exact matches: the spec does not
+   * say whether the service's filter matches exactly or partially, so `ext-1` never finds `ext-10`.
+   * Typed by your schema under {@link CustomerUsers.withMetadata}.
+   *
+   * ```ts
+   * const user = await client.customerUsers.findByExternalId('crm-4711') // CustomerUser | null
+   * const { data, response } = await client.customerUsers.findByExternalId('crm-4711').withResponse()
+   * ```
+   *
+   * `.withResponse()` gives the response of the LAST page read: the one that ended the search
+   * (`page === total_pages`), which for the usual single-page answer is the only response. Its
+   * `requestId` is the one to quote when the answer looks wrong.
+   * @param externalId - The calling system's own user id, compared exactly (case and whitespace included).
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`: for every page request.
+   * @returns An {@link APIPromise} of the user (fields as in `list`), or `null`.
+   * @throws ChatServiceError when several users have this `external_id` (the message says how
+   * many; list them with `list({ external_id })`); RequestValidationError for an empty
+   * `externalId` or bad options (nothing sent); the errors of `list` for any page:
+   * AuthenticationError (401), BadRequestError (400), InternalServerError (500), RateLimitError
+   * (429) once retries run out, APIConnectionError, APITimeoutError, APIUserAbortError,
+   * ResponseValidationError; ChatServiceError once the client is closed.
+   */
+  findByExternalId(externalId: string, options?: RequestOptions): APIPromise<CustomerUser<Metadata> | null> {
+    return createAPIPromise(this.#findByExternalId(externalId, options))
+  }
+
+  /**
    * This resource typed and checked by your zod schema of `metadata` (spec, Resources: Customer
    * user, "Metadata guidance"). Reads (`list`, the result of `update`) check each user's metadata
    * with it and return its output, typed `z.output<typeof schema>`: a schema that accepts an old
@@ -212,10 +246,12 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   }
 
   /**
-   * Read-modify-write of one user's metadata, found by `external_id` (the spec's recommended
-   * lookup): lists the user, calls `update` with its current metadata, and sends what it returns
-   * as the new metadata. Use it to change some keys and keep the others, since the spec does not
-   * say whether an update merges or replaces metadata.
+   * Read-modify-write of one user's metadata, found by `external_id` with
+   * {@link CustomerUsers.findByExternalId} (exact match, every page of the filter): calls `update`
+   * with its current metadata and sends what it returns as the new metadata. Use it to change some
+   * keys and keep the others, since the spec does not say whether an update merges or replaces
+   * metadata. The read is checked strictly whatever `responseValidation` says: what is read is
+   * written back.
    *
    * NOT ATOMIC: the spec shows no concurrency control, so a write by someone else between the read
    * and the write is lost. Run it from one place per user, or accept last-writer-wins.
@@ -223,13 +259,13 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * ```ts
    * await users.updateMetadata('ext-42', (metadata) => ({ ...metadata, plan: 'pro' }))
    * ```
-   * @param externalId - The user's `external_id`.
+   * @param externalId - The user's `external_id`, compared exactly.
    * @param update - Gets the current metadata (typed and checked by `withMetadata`'s schema, if
    * any) and returns (or resolves with) the new one.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, for both requests.
-   * @returns The updated user, or `undefined` when no user has this `external_id`.
-   * @throws ChatServiceError when more than one user has this `external_id`; otherwise the errors
-   * of `list` and `update`, and whatever `update` throws.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, for every request.
+   * @returns The updated user, or `undefined` when no user has this `external_id` (nothing is sent then).
+   * @throws ChatServiceError when more than one user has this `external_id` (nothing is written);
+   * otherwise the errors of `findByExternalId` and `update`, and whatever `update` throws.
    */
   async updateMetadata(
     externalId: string,
@@ -238,21 +274,51 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   ): Promise<UpdatedCustomerUser<Metadata> | undefined> {
     this.#pipeline.check(
       'customerUsers.updateMetadata',
-      [updateMetadataArgs, { externalId }],
+      [externalIdArgs, { externalId }],
       [requestOptionsSchema, options ?? {}, ['options']],
     )
-    // Every page of the filter, matched exactly here: how the service matches is not shown.
-    let user: CustomerUser<Metadata> | undefined
     // Read strictly whatever responseValidation says: what is read is written back.
-    for await (const candidate of this.list({ external_id: externalId, limit: 100 }, { ...options, responseValidation: 'strict' })) {
-      if (candidate.external_id !== externalId) continue
-      if (user !== undefined) {
-        throw new ChatServiceError('More than one customer user has this external_id; updateMetadata needs exactly one')
-      }
-      user = candidate
-    }
-    if (user === undefined) return undefined
+    const user = await this.findByExternalId(externalId, { ...options, responseValidation: 'strict' })
+    if (user === null) return undefined
     const next = await update(user.metadata)
     return this.update(user.id, { metadata: next }, options)
   }
+
+  /**
+   * Reads every page of the `external_id` filter, 100 users a page, keeping the users whose
+   * `external_id` is exactly `externalId`; resolves with the one found (or `null`) and the
+   * response of the last page read.
+   */
+  async #findByExternalId(externalId: string, options: RequestOptions | undefined): Promise<WithResponse<CustomerUser<Metadata> | null>> {
+    const operation = this.#operations.find
+    try {
+      this.#pipeline.check(operation.name, [externalIdArgs, { externalId }], [requestOptionsSchema, options ?? {}, ['options']])
+    } catch (error) {
+      return this.#pipeline.refuse(operation, error)
+    }
+    let found: CustomerUser<Metadata> | undefined
+    let count = 0
+    let response: APIResponse | undefined
+    const pages = listPages(this.#pipeline, operation, {}, { external_id: externalId, limit: MAX_LIMIT }, options).pages()
+    for await (const page of pages) {
+      response = page.response
+      for (const user of page.data) {
+        if (user.external_id !== externalId) continue
+        found ??= user
+        count++
+      }
+    }
+    // Read to the end even after a second match: the error says how many there are.
+    if (count > 1) throw notUnique(count)
+    // The loop has read at least the first page (a failure throws out of it).
+    return { data: found ?? null, response: response as APIResponse }
+  }
+}
+
+/** The error of a lookup by `external_id` that found `count` (> 1) users. */
+function notUnique(count: number): ChatServiceError {
+  return new ChatServiceError(
+    `${count} customer users have this external_id: it is not unique, so no single user can be chosen. ` +
+      'See them with customerUsers.list({ external_id }) and resolve the duplicate.',
+  )
 }

@@ -70,6 +70,11 @@ describe('withMetadata(schema)', () => {
     expectTypeOf<{ metadata: { version: 2; plan: { name: 'pro'; seats: 3 } } }>().toExtend<Parameters<TypedUsers['update']>[1]>()
   })
 
+  it('findByExternalId() resolves with one user typed by the schema, or null', () => {
+    expectTypeOf<TypedUsers['findByExternalId']>().returns.toEqualTypeOf<APIPromise<CustomerUser<Out> | null>>()
+    expectTypeOf<ChatServiceClient['customerUsers']['findByExternalId']>().returns.toEqualTypeOf<APIPromise<CustomerUser | null>>()
+  })
+
   it("updateMetadata's callback gets z.output and returns z.input (or a promise of it)", () => {
     type Callback = Parameters<TypedUsers['updateMetadata']>[1]
     expectTypeOf<Callback>().toEqualTypeOf<(current: Out) => In | PromiseLike<In>>()
@@ -127,6 +132,8 @@ async function misuses(client: ChatServiceClient, users: TypedUsers): Promise<un
   await users.updateMetadata('ext-1', async () => ({ version: 3 }))
   // @ts-expect-error the callback's parameter is the output type, not v1
   await users.updateMetadata('ext-1', (current: z.output<typeof V1>) => current)
+  // @ts-expect-error findByExternalId resolves with null when no user matches
+  const maybe: CustomerUser<Out> = await users.findByExternalId('ext-1')
   // @ts-expect-error the result is undefined when no user matches
   const updated: UpdatedCustomerUser<Out> = await users.updateMetadata('ext-1', (current) => current)
   // @ts-expect-error forbiddenKeys is a list
@@ -136,7 +143,7 @@ async function misuses(client: ChatServiceClient, users: TypedUsers): Promise<un
   const plain = await client.customerUsers.list()
   // @ts-expect-error without withMetadata, metadata is Record<string, unknown> | null
   const untyped: { plan: string } = plain.data[0]!.metadata
-  return [tier, planName, updated, oneKey, notSchema, untyped]
+  return [tier, planName, maybe, updated, oneKey, notSchema, untyped]
 }
 
 it('the misuses above are type errors (checked by npm run typecheck)', () => {

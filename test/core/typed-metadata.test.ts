@@ -475,7 +475,7 @@ describe('at a service the fake cannot play', () => {
       }),
     )
     expect(error).toBeInstanceOf(ChatServiceError)
-    expect((error as Error).message).toContain('More than one customer user has this external_id')
+    expect((error as Error).message).toContain('2 customer users have this external_id')
     expect(calls).toBe(0)
     expect(loopback.arrivals.map((arrival) => arrival.method)).toStrictEqual(['GET'])
   })
