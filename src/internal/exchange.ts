@@ -1,6 +1,8 @@
 /**
- * One HTTP exchange (one attempt) over undici's dispatch API: send, gather the body into one
- * Buffer under a size cap, and give up at a deadline or when the caller's signal fires.
+ * One HTTP exchange (one attempt) over undici's dispatch API: send, decode the body by its
+ * `content-encoding` (`decoding.ts`), gather it into one Buffer under a size cap, and give up at a
+ * deadline or when the caller's signal fires. Whether the status is a success is decided here,
+ * once, by the operation's rule: it sets the body's cap, and everyone after reads `success`.
  *
  * Why not undici's `request()`: it wraps every response in a Readable stream and every attempt
  * in an AbortSignal chain, which profiling showed to be a large part of the SDK's per-call cost.
@@ -8,6 +10,7 @@
  * it, so an attempt costs one handler object and one timer.
  */
 import type { Dispatcher } from 'undici'
+import { decoderFor, type BodyDecoder } from './decoding.ts'
 
 /** HTTP methods the service's operations use. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT'
@@ -15,11 +18,19 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT'
 /** A response as it came off the wire (decoded from gzip/br/zstd when compression is on). */
 export interface RawResponse {
   readonly status: number
+  /** Whether the status is a success for the operation (see {@link ExchangeRequest.isSuccess}). */
+  readonly success: boolean
   /** Lower-case names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
   /** An error body longer than its cap was cut there (success bodies over the cap are a failure instead). */
   readonly truncated: boolean
+}
+
+/** A response as the transport hands it on (after its intake): its request id read once. */
+export interface ReceivedResponse extends RawResponse {
+  /** The `x-request-id` response header, when sent. */
+  readonly requestId: string | undefined
 }
 
 /** What one attempt sends, and its limits. */
@@ -34,6 +45,8 @@ export interface ExchangeRequest {
   readonly timeout: number
   /** Cap on a 2xx body in bytes, after decoding; over it the attempt fails with `too-large`. */
   readonly maxResponseBytes: number
+  /** Which statuses are success for this operation (any 2xx; token issuance: only 200). */
+  readonly isSuccess: (status: number) => boolean
   readonly signal?: AbortSignal | undefined
 }
 
@@ -42,7 +55,12 @@ export type ExchangeOutcome =
   | { readonly ok: true; readonly response: RawResponse }
   | { readonly ok: false; readonly failure: 'timeout' }
   | { readonly ok: false; readonly failure: 'aborted'; readonly reason: unknown }
-  | { readonly ok: false; readonly failure: 'too-large'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
+  | {
+      readonly ok: false
+      readonly failure: 'too-large'
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+    }
   | { readonly ok: false; readonly failure: 'network'; readonly error: Error }
 
 /** Most bytes of an error response's body kept (64 KiB, or `maxResponseBytes` if smaller): enough to explain, never a memory risk. */
@@ -85,8 +103,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   readonly #timer: NodeJS.Timeout
   readonly #onAbort: (() => void) | undefined
   #status = 0
+  #success = false
   #headers: Record<string, string> = {}
   #cap = 0
+  /** Decodes the body when it came with a `content-encoding` the SDK reads. */
+  #decoder: BodyDecoder | undefined
+  /** The last byte of the (encoded) body has arrived. */
+  #ended = false
   #chunks: Buffer[] = []
   #size = 0
 
@@ -121,21 +144,68 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
     if (this.#resolve === undefined || status < 200) return // 1xx: informational, the real response follows
     this.#status = status
+    this.#success = this.#request.isSuccess(status)
     this.#headers = flattenHeaders(headers)
-    const success = status < 300
-    this.#cap = success ? this.#request.maxResponseBytes : Math.min(this.#request.maxResponseBytes, ERROR_BODY_BYTES)
+    this.#cap = this.#success ? this.#request.maxResponseBytes : Math.min(this.#request.maxResponseBytes, ERROR_BODY_BYTES)
+    if (status !== 204 && status !== 304) {
+      try {
+        this.#decoder = decoderFor(this.#headers['content-encoding'], {
+          data: (chunk) => {
+            this.#accept(controller, chunk)
+          },
+          end: () => {
+            if (this.#resolve !== undefined) this.#finish(false)
+          },
+          error: (error) => {
+            // Once the encoded body has all arrived there is no request left to abort.
+            if (this.#ended) this.#settle({ ok: false, failure: 'network', error })
+            else this.#stop({ ok: false, failure: 'network', error })
+          },
+          drain: () => {
+            controller.resume()
+          },
+        })
+      } catch (error) {
+        this.#stop({ ok: false, failure: 'network', error: error as Error })
+        return
+      }
+    }
+    if (this.#decoder !== undefined) {
+      // Decoded: the coding and the encoded length no longer describe the body handed over.
+      const { 'content-encoding': _coding, 'content-length': _length, ...decoded } = this.#headers
+      this.#headers = decoded
+      return
+    }
     const declared = Number(this.#headers['content-length'])
-    if (success && declared > this.#cap) this.#tooLarge(controller)
+    if (this.#success && declared > this.#cap) this.#tooLarge(controller)
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#resolve === undefined) return
+    if (this.#decoder === undefined) this.#accept(controller, chunk)
+    else if (!this.#decoder.write(chunk)) controller.pause()
+  }
+
+  onResponseEnd(): void {
+    this.#ended = true
+    if (this.#resolve === undefined) return
+    if (this.#decoder === undefined) this.#finish(false)
+    else this.#decoder.end() // finishes once the decoders have flushed
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.#settle({ ok: false, failure: 'network', error })
+  }
+
+  /** Keeps a chunk of the (decoded) body under the cap. */
+  #accept(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#resolve === undefined) return
     if (this.#size + chunk.length <= this.#cap) {
       this.#chunks.push(chunk)
       this.#size += chunk.length
       return
     }
-    if (this.#status < 300) {
+    if (this.#success) {
       this.#tooLarge(controller)
       return
     }
@@ -146,17 +216,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     controller.abort(new Error('Error body over its cap'))
   }
 
-  onResponseEnd(): void {
-    if (this.#resolve !== undefined) this.#finish(false)
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
-    this.#settle({ ok: false, failure: 'network', error })
-  }
-
   #finish(truncated: boolean): void {
     const body = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#size)
-    this.#settle({ ok: true, response: { status: this.#status, headers: this.#headers, body, truncated } })
+    this.#settle({ ok: true, response: { status: this.#status, success: this.#success, headers: this.#headers, body, truncated } })
   }
 
   /** A success body over the cap: its bytes are not kept, and the rest is not read. */
@@ -177,6 +239,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (resolve === undefined) return
     this.#resolve = undefined
     this.#chunks = []
+    this.#decoder?.destroy()
     clearTimeout(this.#timer)
     if (this.#onAbort !== undefined) this.#request.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)

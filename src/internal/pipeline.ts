@@ -17,7 +17,7 @@ import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { ResponseValidation, WithResponse } from '../core/response.ts'
 import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
-import type { RawResponse } from './exchange.ts'
+import type { ReceivedResponse } from './exchange.ts'
 import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
 import { checkBody, decodeBody, responseMetadata, responseValidationError, statusError, type ReadContext } from './read-response.ts'
@@ -101,6 +101,7 @@ export class RequestPipeline {
       method: operation.method,
       path: `${this.#transport.prefix}${fillPath(operation.path, ids)}${queryString(query)}`,
       members,
+      success: operation.success,
     }
     const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
     return this.#send(request, mergeOptions(this.#options, callOptions), operation, (raw, body, validation) =>
@@ -134,6 +135,7 @@ export class RequestPipeline {
       method: operation.method,
       path: `${path}${queryString({ ...query, page })}`,
       members,
+      success: operation.success,
     })
     return {
       firstPage: (query['page'] as number | undefined) ?? 1,
@@ -181,7 +183,7 @@ export class RequestPipeline {
     request: OutgoingRequest,
     options: ResolvedOptions,
     operation: Pick<Operation, 'success' | 'secretFields'>,
-    read: (raw: RawResponse, body: unknown, validation: ResponseValidation) => T,
+    read: (raw: ReceivedResponse, body: unknown, validation: ResponseValidation) => T,
   ): Promise<WithResponse<T>> {
     const redactor = this.#transport.redactor
     return traced(
@@ -193,8 +195,7 @@ export class RequestPipeline {
           rememberSecrets(body, operation.secretFields, (secret) => {
             redactor.addToken(secret)
           })
-        const success = operation.success?.(raw.status) ?? raw.status < 300
-        if (!success) throw statusError(raw, body, request, redactor)
+        if (!raw.success) throw statusError(raw, body, request, redactor)
         return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
       },
     )

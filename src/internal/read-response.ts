@@ -13,7 +13,7 @@ import {
 } from '../errors/errors.ts'
 import { apiErrorFor } from '../errors/from-status.ts'
 import type { APIResponse, ResponseValidation } from '../core/response.ts'
-import type { RawResponse } from './exchange.ts'
+import type { ReceivedResponse } from './exchange.ts'
 import type { SdkLogger } from './sdk-logger.ts'
 import { toIssues } from './issues.ts'
 import type { Redactor } from './redact.ts'
@@ -37,12 +37,13 @@ export interface ReadContext {
   readonly items?: z.ZodType | undefined
 }
 
-export function responseMetadata(raw: Pick<RawResponse, 'status' | 'headers'>): APIResponse {
-  return { status: raw.status, headers: raw.headers, requestId: raw.headers['x-request-id'] }
+/** What `.withResponse()` and `page.response` show of a response. */
+export function responseMetadata(raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>): APIResponse {
+  return { status: raw.status, headers: raw.headers, requestId: raw.requestId }
 }
 
 /** The body as JSON when it parses, else its text; `undefined` when empty. */
-export function decodeBody(raw: RawResponse): unknown {
+export function decodeBody(raw: ReceivedResponse): unknown {
   if (raw.body.length === 0) return undefined
   const text = raw.body.toString('utf8')
   if (raw.truncated) return `${text}… [cut off after ${raw.body.length} bytes]`
@@ -66,7 +67,7 @@ export function decodeBody(raw: RawResponse): unknown {
  * A body that is not JSON always throws.
  */
 export function checkBody<S extends z.ZodType>(
-  raw: RawResponse,
+  raw: ReceivedResponse,
   body: unknown,
   request: RequestSummary,
   schema: S,
@@ -98,24 +99,24 @@ export function checkBody<S extends z.ZodType>(
   } as z.output<S>
 }
 
-function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: RawResponse, logger: SdkLogger): void {
+function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: ReceivedResponse, logger: SdkLogger): void {
   const where = issue.path.map((key) => (typeof key === 'number' ? '*' : key)).join('.') || '(root)'
   logger.logOnce(
     `response:${request.operation}:${where}:${issue.code}`,
     'warn',
     `${request.operation}: the response does not match the schema at ${where} (${issue.message}); returned as sent because responseValidation is 'warn'. Further responses with this issue are not logged.`,
-    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: raw.headers['x-request-id'] },
+    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: raw.requestId },
   )
 }
 
 /** The {@link APIError} subclass for a response whose status is not success, secrets scrubbed. */
-export function statusError(raw: RawResponse, body: unknown, request: RequestSummary, redactor: Redactor): APIError {
+export function statusError(raw: ReceivedResponse, body: unknown, request: RequestSummary, redactor: Redactor): APIError {
   return apiErrorFor(errorView(raw, body, request, redactor))
 }
 
 /** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
 export function responseValidationError(
-  raw: Pick<RawResponse, 'status' | 'headers'>,
+  raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>,
   request: RequestSummary,
   issues: readonly ValidationIssue[],
   redactor: Redactor,
@@ -128,13 +129,18 @@ export function responseValidationError(
  * What an error keeps of a response: status, method and request id as they were; path, headers
  * and body with every known secret scrubbed. Every error built from a response goes through here.
  */
-function errorView(raw: Pick<RawResponse, 'status' | 'headers'>, body: unknown, request: RequestSummary, redactor: Redactor): APIErrorInit {
+function errorView(
+  raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>,
+  body: unknown,
+  request: RequestSummary,
+  redactor: Redactor,
+): APIErrorInit {
   return {
     status: raw.status,
     headers: redactor.redactValue(raw.headers),
     body: redactor.redactValue(body),
     method: request.method,
     path: redactor.redact(request.path),
-    requestId: raw.headers['x-request-id'],
+    requestId: raw.requestId,
   }
 }

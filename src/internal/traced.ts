@@ -4,6 +4,7 @@
  */
 import { tracingChannel } from 'node:diagnostics_channel'
 import { TRACING_CHANNEL, type RequestTrace } from '../core/tracing.ts'
+import { isCancellation } from './cancellation.ts'
 
 const channel = tracingChannel<unknown, RequestTrace>(TRACING_CHANNEL)
 
@@ -28,7 +29,8 @@ async function publish<T>(trace: RequestTrace, call: (trace: RequestTrace) => Pr
       result = await call(trace)
       trace.outcome = 'success'
     } catch (error) {
-      trace.outcome ??= 'error'
+      // Decided once, here: a request the SDK cancelled itself is not a failure of the caller's.
+      trace.outcome = isCancellation(error) ? 'cancelled' : 'error'
       throw error
     }
   }, trace)

@@ -1,21 +1,30 @@
 /**
  * Sends requests to the service: one `/rest/v1` prefix, credentials as JSON body members on every
- * request (GET included), keep-alive pooling over HTTP/1.1, compressed responses decoded,
- * per-attempt deadlines, retries as {@link decideRetry} says, a client-wide pause after a 429,
- * and redacted logs. Redirects are never followed (credentials travel in the body). It answers
- * with the final response whatever its status; what the status means is `response.ts`'s job.
+ * request (GET included), keep-alive pooling over HTTP/1.1. Redirects are never followed
+ * (credentials travel in the body). A call is composed of, in order:
+ *
+ * 1. the client-wide 429 pause (`rate-limit.ts`): a new attempt waits for it;
+ * 2. one attempt (`exchange.ts`): deadline, decoding, size cap, and whether the status is a success;
+ * 3. intake ({@link Transport.send}'s `#intake`): what came back is made what the rest of the SDK
+ *    reads, its `x-request-id` read once;
+ * 4. the observers (`observers.ts`): log and trace, told what happened, deciding nothing;
+ * 5. the retry policy (`retry-policy.ts`): retry after a wait, or stop; a 429 extends the pause.
+ *
+ * It answers with the final response whatever its status (a status that is not success, once
+ * retries are done); what the body means is `read-response.ts`'s job.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Agent, interceptors, type Dispatcher } from 'undici'
-import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
-import { SDK_CANCELLED } from './cancellation.ts'
-import { exchange, type ExchangeOutcome, type HttpMethod, type RawResponse } from './exchange.ts'
+import { Agent, type Dispatcher } from 'undici'
 import type { RequestTrace } from '../core/tracing.ts'
-import type { ResolvedOptions } from './resolved-options.ts'
-import type { SdkLogger } from './sdk-logger.ts'
+import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
+import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
+import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse } from './exchange.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
-import type { Redactor } from './redact.ts'
+import { observersOf, type AttemptObserver } from './observers.ts'
+import { RateLimitPause } from './rate-limit.ts'
 import { responseValidationError, type RequestSummary } from './read-response.ts'
+import type { Redactor } from './redact.ts'
+import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, isCertificateError, type AttemptFailure } from './retry-policy.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -23,6 +32,19 @@ export interface OutgoingRequest extends RequestSummary {
   readonly method: HttpMethod
   /** JSON body members besides the credentials (filters, update fields). */
   readonly members?: Readonly<Record<string, unknown>> | undefined
+  /** Which statuses are success (the operation's rule; default any 2xx). */
+  readonly success?: ((status: number) => boolean) | undefined
+}
+
+/** An attempt's outcome after intake: a response is a {@link ReceivedResponse}; a too-large body keeps its request id. */
+export type ReceivedOutcome =
+  | { readonly ok: true; readonly response: ReceivedResponse }
+  | (Exclude<ExchangeOutcome, { ok: true } | { failure: 'too-large' }> & { readonly ok: false })
+  | (Extract<ExchangeOutcome, { failure: 'too-large' }> & { readonly requestId: string | undefined })
+
+/** Any 2xx. */
+function isAny2xx(status: number): boolean {
+  return status >= 200 && status < 300
 }
 
 /** What a {@link Transport} is built from (the client resolves and validates these). */
@@ -47,7 +69,6 @@ export class Transport {
   readonly #config: TransportConfig
   /** The pool (own or the caller's). */
   readonly #dispatcher: Dispatcher
-  /** Its dispatch function behind undici's decompression. */
   readonly #dispatch: Dispatcher['dispatch']
   readonly #ownsDispatcher: boolean
   /** `{"keyId":"…","keySecret":"…"`: every body starts so; members follow. */
@@ -57,8 +78,8 @@ export class Transport {
   /** Aborted by close(): ends retry waits and refuses new calls. */
   readonly #closing = new AbortController()
   #closed: Promise<void> | undefined
-  /** Until when (ms since the epoch) new attempts wait, after a 429 (see {@link Transport.send}). */
-  #pausedUntil = 0
+  /** The client-wide pause after a 429 (see {@link Transport.send}). */
+  readonly #pause = new RateLimitPause()
 
   constructor(config: TransportConfig) {
     this.#config = config
@@ -70,8 +91,7 @@ export class Transport {
     this.#dispatcher =
       config.dispatcher ??
       new Agent({ connections: config.connections, pipelining: 1, allowH2: false, connect: { timeout: config.connectTimeout } })
-    // What `dispatcher.compose()` does, without asking a caller's dispatcher to have `compose`.
-    this.#dispatch = decompress()(this.#dispatcher.dispatch.bind(this.#dispatcher))
+    this.#dispatch = this.#dispatcher.dispatch.bind(this.#dispatcher)
     this.#credentials = JSON.stringify({ keyId: config.keyId, keySecret: config.keySecret }).slice(0, -1)
     this.#credentialsOnly = Buffer.from(`${this.#credentials}}`)
   }
@@ -109,7 +129,7 @@ export class Transport {
    * failure would repeat); APIUserAbortError; ResponseValidationError for a success body over
    * `maxResponseBytes`; ChatServiceError once the client is closed.
    */
-  async send(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, trace?: RequestTrace): Promise<RawResponse> {
+  async send(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, trace?: RequestTrace): Promise<ReceivedResponse> {
     const { signal } = options
     if (closing.aborted) throw closedError()
     if (signal?.aborted === true) throw userAbort(request, this.redactor)
@@ -117,84 +137,82 @@ export class Transport {
       request.members === undefined
         ? this.#credentialsOnly
         : Buffer.from(`${this.#credentials},${JSON.stringify(request.members).slice(1)}`)
+    const observer: AttemptObserver = observersOf(request, options.log, this.redactor, trace)
 
     for (let attempt = 1; ; attempt++) {
-      const paused = this.#pausedUntil - Date.now()
-      if (paused > 0) await this.#wait(paused, request, options, closing, trace)
-      const started = options.log.enabled('debug') ? performance.now() : 0
-      const outcome = await exchange(this.#dispatch, {
-        origin: this.#config.origin,
-        path: request.path,
-        method: request.method,
-        headers: options.requestHeaders,
-        body,
-        timeout: options.timeout,
-        maxResponseBytes: options.maxResponseBytes,
-        signal,
-      })
-      if (trace !== undefined) record(trace, attempt, outcome)
-      if (started > 0) this.#logAttempt(request, outcome, started, attempt, options.log)
-
-      if (outcome.ok && outcome.response.status < 300) return outcome.response
+      // 1. The client-wide pause.
+      const paused = this.#pause.remaining()
+      if (paused > 0) await this.#wait(paused, request, options, closing)
+      // 2–3. One attempt, and its intake.
+      const started = performance.now()
+      const outcome = this.#intake(
+        await exchange(this.#dispatch, {
+          origin: this.#config.origin,
+          path: request.path,
+          method: request.method,
+          headers: options.requestHeaders,
+          body,
+          timeout: options.timeout,
+          maxResponseBytes: options.maxResponseBytes,
+          isSuccess: request.success ?? isAny2xx,
+          signal,
+        }),
+      )
+      // 4. The observers.
+      observer.attempted(attempt, outcome, performance.now() - started)
+      // 5. The retry policy.
+      if (outcome.ok && outcome.response.success) return outcome.response
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
       if (!outcome.ok && (outcome.failure === 'aborted' || outcome.failure === 'too-large')) {
-        throw this.#failureError(outcome, request, options, trace)
+        throw this.#failureError(outcome, request, options)
       }
       const failure: AttemptFailure = outcome.ok
         ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
         : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
       const decision = decideRetry(failure, attempt, options.maxRetries)
       const pause = clientPause(failure, decision, attempt)
-      if (pause !== undefined) this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pause)
-      const path = this.redactor.redact(request.path)
+      if (pause !== undefined) this.#pause.extend(pause)
       if (!decision.retry) {
-        if (decision.reason === 'wait-too-long') {
-          options.log.log('warn', `${request.method} ${path}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
-        }
+        if (decision.reason === 'wait-too-long') observer.waitTooLong()
         if (outcome.ok) return outcome.response
-        throw this.#failureError(outcome, request, options, trace)
+        throw this.#failureError(outcome, request, options)
       }
-      options.log.log(
-        'info',
-        `${request.method} ${path}: ${describeFailure(outcome)}; retrying in ${decision.delayMs} ms (retry ${attempt} of ${options.maxRetries})`,
-        { method: request.method, path, attempt, retryDelayMs: decision.delayMs },
-      )
-      await this.#wait(decision.delayMs, request, options, closing, trace)
+      observer.retrying(attempt, outcome, decision.delayMs, options.maxRetries)
+      await this.#wait(decision.delayMs, request, options, closing)
     }
+  }
+
+  /**
+   * What the rest of the SDK reads of an attempt's outcome: the response's request id, read once
+   * here from its headers (and a too-large body's, for its error).
+   */
+  #intake(outcome: ExchangeOutcome): ReceivedOutcome {
+    if (outcome.ok) return { ok: true, response: { ...outcome.response, requestId: outcome.response.headers['x-request-id'] } }
+    if (outcome.failure === 'too-large') return { ...outcome, requestId: outcome.headers['x-request-id'] }
+    return outcome
   }
 
   /**
    * Waits `ms`. The call's signal ends it with APIUserAbortError (or, when the SDK cancelled it, the
    * cancellation); closing the client ends it with ChatServiceError.
    */
-  async #wait(
-    ms: number,
-    request: OutgoingRequest,
-    options: ResolvedOptions,
-    closing: AbortSignal,
-    trace: RequestTrace | undefined,
-  ): Promise<void> {
+  async #wait(ms: number, request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal): Promise<void> {
     const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
     try {
       await sleep(ms, undefined, { signal })
     } catch {
-      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, trace)
+      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor)
       throw closedError()
     }
   }
 
   /** The error a failed attempt stands for, thrown when it is not retried. */
-  #failureError(
-    outcome: Exclude<ExchangeOutcome, { ok: true }>,
-    request: OutgoingRequest,
-    options: ResolvedOptions,
-    trace: RequestTrace | undefined,
-  ): ChatServiceError {
+  #failureError(outcome: Exclude<ReceivedOutcome, { ok: true }>, request: OutgoingRequest, options: ResolvedOptions): ChatServiceError {
     const method = request.method
     const path = this.redactor.redact(request.path)
     switch (outcome.failure) {
       case 'aborted':
-        return aborted(outcome.reason, request, this.redactor, trace)
+        return aborted(outcome.reason, request, this.redactor)
       case 'timeout':
         return new APITimeoutError({ method, path, message: `Request timed out after ${options.timeout} ms: ${method} ${path}` })
       case 'too-large': {
@@ -218,77 +236,18 @@ export class Transport {
       }
     }
   }
-
-  #logAttempt(request: OutgoingRequest, outcome: ExchangeOutcome, started: number, attempt: number, logger: SdkLogger): void {
-    const durationMs = Math.round(performance.now() - started)
-    const status = outcome.ok ? outcome.response.status : undefined
-    const path = this.redactor.redact(request.path)
-    logger.log('debug', `${request.method} ${path} → ${status ?? describeFailure(outcome)} in ${durationMs} ms (attempt ${attempt})`, {
-      method: request.method,
-      path,
-      status,
-      durationMs,
-      attempt,
-    })
-  }
-}
-
-/** Keeps the trace current after each attempt. */
-function record(trace: RequestTrace, attempt: number, outcome: ExchangeOutcome): void {
-  trace.attempts = attempt
-  const status = outcome.ok ? outcome.response.status : outcome.failure === 'too-large' ? outcome.status : undefined
-  if (status !== undefined) trace.status = status
-  const requestId = outcome.ok ? outcome.response.headers['x-request-id'] : undefined
-  if (requestId !== undefined) trace.requestId = requestId
-}
-
-function describeFailure(outcome: ExchangeOutcome): string {
-  if (outcome.ok) return `HTTP ${outcome.response.status}`
-  return outcome.failure === 'network' ? describeCause(outcome.error) : outcome.failure
 }
 
 function userAbort(request: OutgoingRequest, redactor: Redactor): APIUserAbortError {
   return new APIUserAbortError(`Request aborted by the caller's signal: ${request.method} ${redactor.redact(request.path)}`)
 }
 
-/** The caller's abort, or (reason {@link SDK_CANCELLED}) a request the SDK itself no longer needs: traced as `cancelled`. */
-function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor, trace: RequestTrace | undefined): ChatServiceError {
+/** The caller's abort, or (reason {@link SDK_CANCELLED}) a request the SDK itself no longer needs. */
+function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor): ChatServiceError {
   if (reason !== SDK_CANCELLED) return userAbort(request, redactor)
-  if (trace !== undefined) trace.outcome = 'cancelled'
-  return new ChatServiceError(`Request cancelled: the iteration that needed it ended: ${request.method} ${redactor.redact(request.path)}`)
+  return cancelledError(`${request.method} ${redactor.redact(request.path)}`)
 }
 
 function closedError(): ChatServiceError {
   return new ChatServiceError('This ChatServiceClient is closed: create a new client to send more requests')
-}
-
-/**
- * undici's decompression (gzip, x-gzip, br, deflate, zstd), error responses included. The cap on
- * the decoded size is applied by the exchange as chunks arrive, so a compression bomb stops at
- * `maxResponseBytes` (zlib stops inflating while its output is not read).
- *
- * undici marks this interceptor experimental and emits a process warning the first time one is
- * made. The SDK chose it knowingly and tests it, so the warning would only alarm your users' logs:
- * it is swallowed while the interceptor is made (synchronously; nothing else can warn meanwhile).
- */
-function makeDecompressInterceptor(): Dispatcher.DispatcherComposeInterceptor {
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, unbound
-  const original = process.emitWarning
-  const emitWarning = original.bind(process)
-  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message
-    if (!text.includes('DecompressInterceptor is experimental')) Reflect.apply(emitWarning, process, [warning, ...rest])
-  }
-  try {
-    return interceptors.decompress({ skipErrorResponses: false })
-  } finally {
-    process.emitWarning = original
-  }
-}
-
-let decompressInterceptor: Dispatcher.DispatcherComposeInterceptor | undefined
-
-/** The one decompress interceptor of the process, made on first use (it holds no per-client state). */
-function decompress(): Dispatcher.DispatcherComposeInterceptor {
-  return (decompressInterceptor ??= makeDecompressInterceptor())
 }

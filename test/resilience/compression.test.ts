@@ -15,6 +15,7 @@ import * as zlib from 'node:zlib'
 import { Agent } from 'undici'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
+  APIConnectionError,
   BadRequestError,
   ChatServiceClient,
   InternalServerError,
@@ -289,6 +290,101 @@ describe('compression bombs', () => {
       expect(arrayBuffersGrowth).toBeLessThan(256 * MiB)
       expect(error).toBeInstanceOf(InternalServerError)
       expect(Buffer.byteLength(String((error as InternalServerError).body))).toBeLessThan(64 * 1024 + 200)
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+// The SDK decodes bodies itself (src/internal/decoding.ts) rather than with undici's experimental
+// decompress interceptor, which printed an ExperimentalWarning (silencing it took a patch of the
+// global process.emitWarning).
+describe('decoding, the SDK’s own', () => {
+  function respondRaw(body: Buffer, contentEncoding: string, status = 200): void {
+    server.respond(() => ({
+      write: (res: ServerResponse) => {
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          'content-encoding': contentEncoding,
+          'content-length': String(body.length),
+        })
+        res.end(body)
+      },
+    }))
+  }
+  const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+  const json = Buffer.from(JSON.stringify(page))
+
+  it('emits no process warning and leaves process.emitWarning as it was', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning)
+    }
+    process.on('warning', onWarning)
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
+    const emitWarning = process.emitWarning
+    const client = makeClient()
+    try {
+      respondRaw(zlib.gzipSync(json), 'gzip')
+      await client.agents.list()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.map((warning) => warning.message)).toEqual([])
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
+      expect(process.emitWarning).toBe(emitWarning)
+    } finally {
+      process.off('warning', onWarning)
+      await client.close()
+    }
+  })
+
+  it('decodes deflate, and codings applied one over another (gzip, then br), in reverse order', async () => {
+    const client = makeClient()
+    try {
+      respondRaw(zlib.deflateSync(json), 'deflate')
+      expect((await client.agents.list()).data).toStrictEqual(page.data)
+      respondRaw(zlib.brotliCompressSync(zlib.gzipSync(json)), 'gzip, br')
+      const { data, response } = await client.agents.list().withResponse()
+      expect(data.data).toStrictEqual(page.data)
+      // The decoded body is what is described: the coding and the encoded length are gone.
+      expect(response.headers['content-encoding']).toBeUndefined()
+      expect(response.headers['content-length']).toBeUndefined()
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('hands a body with a coding it does not decode over as it came, content-encoding kept (here: a ResponseValidationError)', async () => {
+    const client = makeClient()
+    try {
+      respondRaw(Buffer.from([0x1f, 0x9d, 0x90, 0x7b, 0x22]), 'compress') // LZW bytes: zlib cannot read them
+      const error = await rejection(client.agents.list())
+      expect(error).toBeInstanceOf(ResponseValidationError)
+      expect((error as ResponseValidationError).headers['content-encoding']).toBe('compress')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('a corrupt gzip body is a connection error that says why, and is retried like one', async () => {
+    const client = makeClient({ maxRetries: 1 })
+    try {
+      respondRaw(Buffer.concat([zlib.gzipSync(json).subarray(0, 12), Buffer.from('not gzip at all')]), 'gzip')
+      const error = await rejection(client.agents.list())
+      expect(error).toBeInstanceOf(APIConnectionError)
+      expect((error as APIConnectionError).message).toMatch(/header|check|invalid|incorrect/i)
+      expect(server.arrivals).toHaveLength(2)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('more than 5 codings on one response are refused, not decoded', async () => {
+    const client = makeClient()
+    try {
+      respondRaw(json, 'gzip, gzip, gzip, gzip, gzip, gzip')
+      const error = await rejection(client.agents.list())
+      expect(error).toBeInstanceOf(APIConnectionError)
+      expect((error as APIConnectionError).message).toContain('Too many content codings')
     } finally {
       await client.close()
     }

@@ -1,0 +1,69 @@
+/**
+ * Those who watch a call's attempts without changing them: the log (every attempt at `debug`,
+ * every retry at `info`, a wait the SDK will not make at `warn`) and the trace published on the
+ * tracing channel (attempts, last status, last request id). The transport tells them what happened;
+ * they never decide anything.
+ */
+import type { RequestTrace } from '../core/tracing.ts'
+import { describeCause } from './network-errors.ts'
+import type { Redactor } from './redact.ts'
+import type { SdkLogger } from './sdk-logger.ts'
+import type { ReceivedOutcome } from './transport.ts'
+
+/** What an observer is told. */
+export interface AttemptObserver {
+  /** Attempt number `attempt` (1-based) ended with `outcome` after `durationMs`. */
+  attempted(attempt: number, outcome: ReceivedOutcome, durationMs: number): void
+  /** The call waits `delayMs`, then makes retry number `attempt` of `maxRetries`. */
+  retrying(attempt: number, outcome: ReceivedOutcome, delayMs: number, maxRetries: number): void
+  /** The service asked for a wait longer than the SDK makes: the call ends now. */
+  waitTooLong(): void
+}
+
+/** Who watches one call: its log and, when anyone subscribes to the tracing channel, its trace. */
+export function observersOf(
+  request: { readonly method: string; readonly path: string },
+  log: SdkLogger,
+  redactor: Redactor,
+  trace: RequestTrace | undefined,
+): AttemptObserver {
+  const path = redactor.redact(request.path)
+  const where = `${request.method} ${path}`
+  return {
+    attempted(attempt, outcome, durationMs) {
+      if (trace !== undefined) {
+        trace.attempts = attempt
+        const status = outcome.ok ? outcome.response.status : outcome.failure === 'too-large' ? outcome.status : undefined
+        if (status !== undefined) trace.status = status
+        const requestId = outcome.ok ? outcome.response.requestId : undefined
+        if (requestId !== undefined) trace.requestId = requestId
+      }
+      if (!log.enabled('debug')) return
+      const status = outcome.ok ? outcome.response.status : undefined
+      log.log('debug', `${where} → ${status ?? describeOutcome(outcome)} in ${Math.round(durationMs)} ms (attempt ${attempt})`, {
+        method: request.method,
+        path,
+        status,
+        durationMs: Math.round(durationMs),
+        attempt,
+      })
+    },
+    retrying(attempt, outcome, delayMs, maxRetries) {
+      log.log('info', `${where}: ${describeOutcome(outcome)}; retrying in ${delayMs} ms (retry ${attempt} of ${maxRetries})`, {
+        method: request.method,
+        path,
+        attempt,
+        retryDelayMs: delayMs,
+      })
+    },
+    waitTooLong() {
+      log.log('warn', `${where}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
+    },
+  }
+}
+
+/** `HTTP 503`, or what went wrong before a response. */
+export function describeOutcome(outcome: ReceivedOutcome): string {
+  if (outcome.ok) return `HTTP ${outcome.response.status}`
+  return outcome.failure === 'network' ? describeCause(outcome.error) : outcome.failure
+}
