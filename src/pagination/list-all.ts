@@ -8,7 +8,7 @@ import * as z from 'zod'
 import type { NotFoundError } from '../errors/errors.ts'
 import { ChatServiceError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
 import { NestedRun, walk, type ChildPlan, type SourcePage } from './nested.ts'
-import type { ShardFilter } from './shard.ts'
+import type { Shard, ShardFilter } from './shard.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all. */
 export interface ListAllProgress {
@@ -67,14 +67,19 @@ interface Position {
   readonly childIndex: number
   /** Its id, checked on resume; `null` before any. */
   readonly childId: string | null
+  /** The shard the iteration reads, if any: a cursor resumes only the same shard. */
+  readonly shard?: Shard | undefined
 }
 
 /** An opaque resume position: the cursor string, decoded. @internal */
 export type Cursor = Position
 
-const CURSOR_VERSION = 1
-const cursorSchema = z.tuple([
-  z.literal(CURSOR_VERSION),
+/**
+ * The cursor format: a base64url JSON tuple. Version 2 adds the shard (`null, null` for none);
+ * version 1 cursors (0.2) are still read, as cursors of no shard.
+ */
+const CURSOR_VERSION = 2
+const positionFields = [
   z.number().int().min(1).max(100),
   z.number().int().min(0),
   z.number().int().min(0),
@@ -82,11 +87,26 @@ const cursorSchema = z.tuple([
   z.number().int().min(1),
   z.number().int().min(-1),
   z.string().nullable(),
+] as const
+const cursorSchema = z.union([
+  z.tuple([z.literal(1), ...positionFields]),
+  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, z.number().int().min(0).nullable(), z.number().int().min(1).nullable()]),
 ])
 
 /** Encodes a position as an opaque, URL-safe string. */
 function encodeCursor(p: Position): string {
-  const fields: z.input<typeof cursorSchema> = [CURSOR_VERSION, p.limit, p.done, p.parent, p.parentId, p.childPage, p.childIndex, p.childId]
+  const fields: z.input<typeof cursorSchema> = [
+    CURSOR_VERSION,
+    p.limit,
+    p.done,
+    p.parent,
+    p.parentId,
+    p.childPage,
+    p.childIndex,
+    p.childId,
+    p.shard?.index ?? null,
+    p.shard?.count ?? null,
+  ]
   return Buffer.from(JSON.stringify(fields)).toString('base64url')
 }
 
@@ -108,12 +128,14 @@ export function decodeCursor(cursor: string, operation: string): Cursor {
     ])
   }
   const [, limit, done, parent, parentId, childPage, childIndex, childId] = result.data
-  return { limit, done, parent, parentId, childPage, childIndex, childId }
+  const [shardIndex, shardCount] = result.data[0] === 1 ? [null, null] : [result.data[8], result.data[9]]
+  const shard = shardIndex === null || shardCount === null ? undefined : { index: shardIndex, count: shardCount }
+  return { limit, done, parent, parentId, childPage, childIndex, childId, shard }
 }
 
 /** The position before the first child of the first parent. */
-export function startPosition(limit: number): Cursor {
-  return { limit, done: 0, parent: 0, parentId: null, childPage: 1, childIndex: -1, childId: null }
+export function startPosition(limit: number, shard?: Shard): Cursor {
+  return { limit, done: 0, parent: 0, parentId: null, childPage: 1, childIndex: -1, childId: null, shard }
 }
 
 function staleCursor(what: string): StaleCursorError {
@@ -236,6 +258,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
       },
       child: (parent, child, page, index) => {
         this.#position = {
+          shard: start.shard,
           limit: start.limit,
           done: this.#position.done + 1,
           parent: parent.index,

@@ -36,7 +36,7 @@ export type MessageListAllParams = {
   concurrency?: number | undefined
   /** Resume right after the last message yielded before `cursor()` was called on an earlier iteration. */
   cursor?: string | undefined
-  /** Read only the conversations of this shard (see {@link shardOf}); resume a shard's cursor with the same shard. */
+  /** Read only the conversations of this shard (see {@link shardOf}). A cursor remembers its shard: give the same one with it, or none. */
   shard?: Shard | undefined
 }
 
@@ -182,10 +182,12 @@ export class ConversationMessages {
    *   before the cursor's position shifts the list. The SDK checks that the cursor's conversation
    *   and message are still where the cursor says (a conversation that moved within its page of
    *   100 is followed); otherwise the iteration throws ChatServiceError ("Cannot resume from this
-   *   cursor ...") instead of skipping or repeating messages. Conversations created before the
+   *   cursor ...", a StaleCursorError) instead of skipping or repeating messages. Conversations created before the
    *   cursor's position after it was taken are not in the resumed part.
    * @param params - `limit` (messages per page, 1–100, default 100), `concurrency` (1–64,
-   *   default 8), `cursor` (from `cursor()`; its page size must equal `limit` if you give one).
+   *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
+   *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations
+   *   of that shard, see {@link shardOf}).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns A {@link ListAllIterable} of {@link Message}s with `progress`, `cursor()` and `skipped`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed cursor (nothing sent).
@@ -200,21 +202,26 @@ export class ConversationMessages {
       [listAllParamsSchema, params],
       [requestOptionsSchema, options ?? {}, ['options']],
     )
-    const start = valid.cursor === undefined ? startPosition(valid.limit ?? MAX_LIMIT) : decodeCursor(valid.cursor, operation)
+    const start = valid.cursor === undefined ? startPosition(valid.limit ?? MAX_LIMIT, valid.shard) : decodeCursor(valid.cursor, operation)
+    // A cursor resumes with what it was taken with: the same page size and shard (or none given).
+    const mismatch: ValidationIssue[] = []
     if (valid.limit !== undefined && valid.limit !== start.limit) {
-      throw new RequestValidationError(operation, [
-        {
-          path: ['limit'],
-          code: 'custom',
-          message: `The cursor was taken with limit ${start.limit}; resume with the same limit, or give none`,
-        },
-      ])
+      mismatch.push({
+        path: ['limit'],
+        code: 'custom',
+        message: `The cursor was taken with limit ${start.limit}; resume with the same limit, or give none`,
+      })
     }
+    if (valid.shard !== undefined && (valid.shard.index !== start.shard?.index || valid.shard.count !== start.shard.count)) {
+      const taken = start.shard === undefined ? 'without a shard' : `with shard ${start.shard.index} of ${start.shard.count}`
+      mismatch.push({ path: ['shard'], code: 'custom', message: `The cursor was taken ${taken}; resume with the same shard, or give none` })
+    }
+    if (mismatch.length > 0) throw new RequestValidationError(operation, mismatch)
     return createListAll(this.#reader(operation, start.limit, callOptions), {
       concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
       start,
       signal: callOptions.signal,
-      shard: shardFilter(valid.shard),
+      shard: shardFilter(start.shard),
     })
   }
 

@@ -327,9 +327,9 @@ describe('cursor() and resuming', () => {
       ['a random string', () => 'not-a-cursor!%'],
       ['valid base64url of other JSON', () => Buffer.from(JSON.stringify({ page: 3, limit: 5 })).toString('base64url')],
       [
-        'valid base64url of a near miss (version 2)',
+        'valid base64url of a near miss (version 3, unknown)',
         (real) =>
-          Buffer.from(JSON.stringify([2, ...(JSON.parse(Buffer.from(real, 'base64url').toString()) as unknown[]).slice(1)])).toString(
+          Buffer.from(JSON.stringify([3, ...(JSON.parse(Buffer.from(real, 'base64url').toString()) as unknown[]).slice(1)])).toString(
             'base64url',
           ),
       ],

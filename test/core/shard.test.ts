@@ -72,6 +72,31 @@ describe('listAll({ shard })', () => {
     }
     const rest = await idsOf(client.conversations.messages.listAll({ shard, cursor: first.cursor() }))
     expect([...head, ...rest]).toEqual(whole)
+    // The cursor remembers its shard: given alone, it resumes the same shard.
+    const alone = await idsOf(client.conversations.messages.listAll({ cursor: first.cursor() }))
+    expect([...head, ...alone]).toEqual(whole)
+  })
+
+  it('a cursor resumed with another shard, or a shard cursor with none where it had one, is refused before anything is sent', async () => {
+    const client = await serve(Array.from({ length: 20 }, () => 2))
+    const sharded = client.conversations.messages.listAll({ shard: { index: 0, count: 2 } })
+    for await (const _ of sharded) break
+    expect(() => client.conversations.messages.listAll({ cursor: sharded.cursor(), shard: { index: 1, count: 2 } })).toThrow(
+      /The cursor was taken with shard 0 of 2; resume with the same shard, or give none/,
+    )
+    const whole = client.conversations.messages.listAll()
+    for await (const _ of whole) break
+    expect(() => client.conversations.messages.listAll({ cursor: whole.cursor(), shard: { index: 0, count: 2 } })).toThrow(
+      /The cursor was taken without a shard/,
+    )
+  })
+
+  it('a cursor of 0.2 (format 1, no shard) still resumes', async () => {
+    const client = await serve([3, 3])
+    const all = await idsOf(client.conversations.messages.listAll())
+    // [version, limit, done, parent, parentId, childPage, childIndex, childId]: after the first message.
+    const v1 = Buffer.from(JSON.stringify([1, 100, 1, 0, 'conv_0000', 1, 0, all[0]])).toString('base64url')
+    expect(await idsOf(client.conversations.messages.listAll({ cursor: v1 }))).toEqual(all.slice(1))
   })
 
   it.each([
