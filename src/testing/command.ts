@@ -12,15 +12,21 @@ import type { FakeServerHandle, RateLimitOptions } from './types.ts'
 
 /** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
 const DEFAULT_PORT = 4010
-const HOST = '127.0.0.1'
+const DEFAULT_HOST = '127.0.0.1'
+/** Requests the command keeps for `GET /__fake/requests` by default: enough for a test run, bounded for a day-long one. */
+const DEFAULT_RECORDED = 10_000
 
 const USAGE = `Usage: chat-service-fake [options]
 
-Starts the fake Chat Service (chat-service-sdk/testing) on ${HOST} with a generated dataset, and
-prints its base URL, an API key pair and ready-to-paste environment lines. Ctrl-C stops it.
+Starts the fake Chat Service (chat-service-sdk/testing) on ${DEFAULT_HOST} with a generated dataset,
+and prints its base URL, an API key pair and ready-to-paste environment lines. Ctrl-C stops it.
+Loopback clients can steer it over HTTP: POST /__fake/faults, /__fake/seed,
+/__fake/append-messages; GET /__fake/requests (see TESTING.md).
 
 Options:
   --port N             TCP port (default ${DEFAULT_PORT}; 0 picks a free port)
+  --host ADDRESS       address to listen on (default ${DEFAULT_HOST}; 0.0.0.0 serves other hosts,
+                       e.g. other containers; the /__fake/ commands still answer loopback only)
   --seed N             dataset seed, an integer (default 1): the same seed gives the same data and key
   --latency MS         delay before every response, in ms (default 0)
   --agents N           agents (default 5)
@@ -30,6 +36,7 @@ Options:
   --rate-limit RPS[/BURST]
                        rate-limit each API key pair: a token bucket of BURST requests (default
                        RPS rounded up) refilled at RPS a second; 429 with Retry-After when empty
+  --record-requests N  keep the latest N requests for GET /__fake/requests (default ${DEFAULT_RECORDED}; 0: none)
   --json               print one JSON line {"baseUrl","keyId","keySecret"} instead of the text
   -h, --help           show this text
 `
@@ -39,6 +46,8 @@ class UsageError extends Error {}
 
 interface CliOptions {
   port: number
+  host: string
+  recordRequests: number
   latencyMs: number
   rateLimit: RateLimitOptions | undefined
   dataset: GenerateDatasetOptions
@@ -52,6 +61,14 @@ function integer(name: string, text: string | undefined, fallback: number, min?:
   if (/^-?[0-9]+$/.test(text) && Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) return n
   const range = min === undefined ? '' : max === undefined ? ` >= ${min}` : ` from ${min} to ${max}`
   throw new UsageError(`--${name} must be an integer${range}, not ${JSON.stringify(text)}`)
+}
+
+/** `--host ADDRESS`: an IP address or a host name, without a port or brackets. */
+function hostOf(text: string | undefined): string {
+  if (text === undefined) return DEFAULT_HOST
+  if (!/^[A-Za-z0-9.:-]+$/.test(text))
+    throw new UsageError(`--host must be an address such as 127.0.0.1, 0.0.0.0 or ::1, not ${JSON.stringify(text)}`)
+  return text
 }
 
 /** `--rate-limit RPS[/BURST]`: RPS a number > 0, BURST an integer >= 1. */
@@ -83,6 +100,8 @@ function parse(args: string[]): CliOptions | 'help' {
         conversations: { type: 'string' },
         messages: { type: 'string' },
         'rate-limit': { type: 'string' },
+        host: { type: 'string' },
+        'record-requests': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -97,6 +116,8 @@ function parse(args: string[]): CliOptions | 'help' {
   }
   return {
     port: integer('port', values.port, DEFAULT_PORT, 0, 65535),
+    host: hostOf(values.host),
+    recordRequests: integer('record-requests', values['record-requests'], DEFAULT_RECORDED, 0),
     latencyMs: latency,
     rateLimit: values['rate-limit'] === undefined ? undefined : rateLimitOf(values['rate-limit']),
     json: values.json,
@@ -130,6 +151,10 @@ Environment, for a .env file (in a shell, put "export " before each line):
 CHAT_SERVICE_BASE_URL=${baseUrl}
 CHAT_SERVICE_KEY_ID=${keyId}
 CHAT_SERVICE_KEY_SECRET=${keySecret}
+
+Steer it from this machine (TESTING.md, "Steering a listening fake"):
+  curl -X POST ${server.url}/__fake/faults -H 'content-type: application/json' -d '{"n":1,"fault":{"status":503}}'
+  curl ${server.url}/__fake/requests
 
 Press Ctrl-C to stop.
 `
@@ -165,14 +190,19 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
     output.err(`chat-service-fake: ${error.message}\n\n${USAGE}`)
     return { exitCode: 2 }
   }
-  // No request log: a dev server runs for hours and nobody reads it.
-  const fake = createFakeChatService({ seed, latencyMs: options.latencyMs, recordRequests: false, rateLimit: options.rateLimit })
+  // A bounded request log: GET /__fake/requests reads it, and a dev server may run for days.
+  const fake = createFakeChatService({
+    seed,
+    latencyMs: options.latencyMs,
+    recordRequests: options.recordRequests,
+    rateLimit: options.rateLimit,
+  })
   let server: FakeServerHandle
   try {
-    server = await fake.listen({ port: options.port, host: HOST })
+    server = await fake.listen({ port: options.port, host: options.host })
   } catch (error) {
     const code = (error as { code?: unknown }).code
-    const reason = code === 'EADDRINUSE' ? `port ${options.port} on ${HOST} is in use` : String(error)
+    const reason = code === 'EADDRINUSE' ? `port ${options.port} on ${options.host} is in use` : String(error)
     output.err(`chat-service-fake: cannot start: ${reason}; pass --port N (0 picks a free port)\n`)
     return { exitCode: 1 }
   }

@@ -31,8 +31,8 @@ const router = new Router(ENDPOINTS)
 export interface EngineOptions {
   /** ms added before every response. */
   latencyMs: number
-  /** Whether requests are recorded. */
-  recordRequests: boolean
+  /** How many requests the log keeps (the latest ones): 0 records nothing, `Infinity` everything. */
+  maxRecordedRequests: number
   /** Whether listen mode compresses responses when the request asks (`accept-encoding`). */
   compression: boolean
 }
@@ -62,8 +62,12 @@ export class Engine {
   /** Records, applies a fault if one is queued, and handles the request. */
   process(req: FakeRequest, options: RouteOptions = {}): ResponsePlan {
     const requestId = newRequestId()
-    const record = this.options.recordRequests ? recordOf(req, requestId) : undefined
-    if (record !== undefined) this.#requests.push(record)
+    const record = this.options.maxRecordedRequests > 0 ? recordOf(req, requestId) : undefined
+    if (record !== undefined) {
+      this.#requests.push(record)
+      // One at a time: `requests` is a live view, and it must never hold more than asked.
+      if (this.#requests.length > this.options.maxRecordedRequests) this.#requests.shift()
+    }
     const fault = this.faults.take(req.method, req.path)
     const plan: ResponsePlan = {
       requestId,

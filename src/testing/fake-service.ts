@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { appendMessages, deleteConversation, deleteMessage } from './changes.ts'
+import { createControl } from './control.ts'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
@@ -50,6 +51,12 @@ export interface FakeChatService {
    * fidelity: reads every request's body, GET included. `close()` also destroys keep-alive
    * sockets. Several servers may share the state. While it listens, a network made by
    * `createMswNetwork` lets requests to it through, so one test file can use both modes.
+   * It also answers the control endpoints on its own origin, to loopback peers only (any other
+   * peer gets 403): `POST /__fake/faults` (`{ n, fault }`), `POST /__fake/seed` ({@link FakeSeed}),
+   * `POST /__fake/append-messages` (`{ companyId, conversationId, messages }`),
+   * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `GET /__fake/requests`
+   * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests` and
+   * `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
    * @throws the `listen` error of `node:http` (e.g. `EADDRINUSE`) when the port is taken.
    */
   listen(opts?: { port?: number | undefined; host?: string | undefined }): Promise<FakeServerHandle>
@@ -116,7 +123,8 @@ export interface FakeChatService {
 /**
  * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
  * open, the fake's choices are listed in TESTING.md ("The fake's choices").
- * @throws RangeError when `latencyMs` is negative or not finite, or `rateLimit` is out of range
+ * @throws RangeError when `latencyMs` is negative or not finite, `recordRequests` is a number that is
+ * not an integer of at least 0, or `rateLimit` is out of range
  * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1); Error when `seed` is
  * invalid (duplicate ids, unknown conversations, a key registered twice).
  */
@@ -129,7 +137,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit)
   const engine = new Engine(
     { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit },
-    { latencyMs, recordRequests: options.recordRequests ?? true, compression: options.compression ?? true },
+    { latencyMs, maxRecordedRequests: recordLimit(options.recordRequests), compression: options.compression ?? true },
   )
   const initial = options.seed
   if (initial) state.seed(initial)
@@ -150,7 +158,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       if (initial) state.seed(initial)
     },
     listen(opts) {
-      return startHttpServer(engine, opts)
+      return startHttpServer(engine, opts, control)
     },
     failNext(n, fault) {
       engine.faults.add(n, fault)
@@ -200,7 +208,22 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       deleteConversation(state, companyId, conversationId)
     },
   }
+  const control = createControl(
+    fake,
+    () => [...state.keys.values()].map((key) => key.keySecret),
+    () => engine.options.maxRecordedRequests > 0,
+  )
   // For chat-service-sdk/testing/msw: not enumerable, so it stays out of inspect and JSON.
   Object.defineProperty(fake, ENGINE_KEY, { value: engine })
   return fake
+}
+
+/** The `recordRequests` option as a number of requests to keep. */
+function recordLimit(option: boolean | number | undefined): number {
+  if (option === undefined || option === true) return Number.POSITIVE_INFINITY
+  if (option === false) return 0
+  if (!Number.isSafeInteger(option) || option < 0) {
+    throw new RangeError('chat-service-sdk/testing: recordRequests must be a boolean or an integer of at least 0')
+  }
+  return option
 }

@@ -9,17 +9,22 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net'
 import type { Engine, ResponsePlan } from './engine.ts'
 import { encodeResponse } from './content-coding.ts'
-import { errorResponse, newRequestId, REQUEST_ID_HEADER } from './http.ts'
+import { isControlPath, type ControlHandler } from './control.ts'
+import { errorResponse, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
 import { registerServer } from './server-registry.ts'
 import type { FakeClientOptions, FakeServerHandle } from './types.ts'
 
 /** Request bodies above this many bytes get 413 (a guard, not a spec limit). */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024
 
-/** Starts a server for `engine` on `host:port` (defaults `127.0.0.1`, 0 = any free port). */
+/**
+ * Starts a server for `engine` on `host:port` (defaults `127.0.0.1`, 0 = any free port); `control`
+ * answers the control endpoints (`/__fake/...`, see control.ts).
+ */
 export async function startHttpServer(
   engine: Engine,
   opts: { port?: number | undefined; host?: string | undefined } = {},
+  control?: ControlHandler,
 ): Promise<FakeServerHandle> {
   const host = opts.host ?? '127.0.0.1'
   const timers = new Set<NodeJS.Timeout>()
@@ -47,19 +52,21 @@ export async function startHttpServer(
     })
     req.on('error', () => {})
     req.on('end', () => {
-      const acceptEncoding = engine.options.compression ? req.headers['accept-encoding'] : undefined
+      const accepted = req.headers['accept-encoding']
+      const encode = (r: FakeResponse): FakeResponse => (engine.options.compression ? encodeResponse(r, accepted) : r)
+      /** Answers at once, outside the engine (no latency, no fault, not recorded). */
+      const send = (r: FakeResponse): void => {
+        const out = encode({ ...r, headers: { [REQUEST_ID_HEADER]: newRequestId(), ...r.headers } })
+        res.writeHead(out.status, { ...out.headers, 'content-length': String(out.body.length) })
+        res.end(out.body)
+      }
       if (tooLarge) {
-        // Answered here, before the engine: the body was not kept, so there is nothing to process.
-        const r = encodeResponse(
-          errorResponse(413, `Request body larger than ${MAX_BODY_BYTES} bytes`, { [REQUEST_ID_HEADER]: newRequestId() }),
-          acceptEncoding,
-        )
-        res.writeHead(r.status, { ...r.headers, 'content-length': r.body.length })
-        res.end(r.body)
+        // The body was not kept, so there is nothing to process.
+        send(errorResponse(413, `Request body larger than ${MAX_BODY_BYTES} bytes`))
         return
       }
       const { pathname, search } = splitTarget(req.url ?? '/')
-      const plan = engine.process({
+      const request: FakeRequest = {
         method: (req.method ?? 'GET').toUpperCase(),
         path: pathname,
         servicePath: pathname,
@@ -67,8 +74,13 @@ export async function startHttpServer(
         headers: headersOf(req),
         rawBody: size > 0 ? Buffer.concat(chunks).toString('utf8') : undefined,
         bodyVisible: true,
-      })
-      if (plan.response !== null && engine.options.compression) plan.response = encodeResponse(plan.response, acceptEncoding)
+      }
+      if (control !== undefined && isControlPath(pathname)) {
+        send(control(request, req.socket.remoteAddress))
+        return
+      }
+      const plan = engine.process(request)
+      if (plan.response !== null) plan.response = encode(plan.response)
       void respond(req, res, plan, sleep).catch(() => res.destroy())
     })
   })

@@ -204,10 +204,11 @@ export interface FakeChatServiceOptions {
   /** Fixed delay in ms added before every response (both modes). Default 0. */
   latencyMs?: number | undefined
   /**
-   * Whether to record requests in `requests`. Default `true`; turn off for
-   * long benchmarks so memory does not grow with each request.
+   * Whether to record requests in `requests`: `true` (default) keeps every one, `false` none
+   * (long benchmarks: memory does not grow with each request), a number `n` the latest `n`
+   * (older ones are dropped, oldest first; `npx chat-service-fake` keeps 10,000).
    */
-  recordRequests?: boolean | undefined
+  recordRequests?: boolean | number | undefined
   /**
    * Listen mode: whether a response is compressed (gzip or br, with `content-encoding` and
    * `vary: accept-encoding`) when the request's `accept-encoding` asks for it, as a real server
