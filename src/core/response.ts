@@ -8,9 +8,14 @@ export interface APIResponse {
   /**
    * Response headers, lower-case names; repeated headers joined with `, `. A compressed response
    * was decoded: its `content-encoding` and `content-length` (of the compressed bytes) are gone.
+   * A secret (the key secret, an issued token) that the server echoes in a name or value shows as
+   * `[REDACTED]`.
    */
   readonly headers: Readonly<Record<string, string>>
-  /** The `x-request-id` response header when the service sends one, else `undefined`. Quote it in support tickets. */
+  /**
+   * The `x-request-id` response header when the service sends one, else `undefined`, with any
+   * secret echoed in it shown as `[REDACTED]`. Quote it in support tickets.
+   */
   readonly requestId: string | undefined
 }
 

@@ -4,8 +4,9 @@
  * 1. check every argument (`args.ts`): bad input throws RequestValidationError, nothing is sent;
  * 2. build the request from the operation (`operation.ts`): path, query string, body members;
  * 3. trace it (`tracing.ts`) around 4–6;
- * 4. send it, with retries and deadlines (`transport.ts`);
- * 5. decode the body; remember secrets it carries; a status that is not success throws its APIError;
+ * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
+ *    carries and scrubs its headers before anything reads them;
+ * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
  *    raw response, the redactor or the logger.
@@ -102,6 +103,7 @@ export class RequestPipeline {
       path: `${this.#transport.prefix}${fillPath(operation.path, ids)}${queryString(query)}`,
       members,
       success: operation.success,
+      secretFields: operation.secretFields,
     }
     const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
     return this.#send(request, mergeOptions(this.#options, callOptions), operation, (raw, body, validation) =>
@@ -136,6 +138,7 @@ export class RequestPipeline {
       path: `${path}${queryString({ ...query, page })}`,
       members,
       success: operation.success,
+      secretFields: operation.secretFields,
     })
     return {
       firstPage: (query['page'] as number | undefined) ?? 1,
@@ -182,7 +185,7 @@ export class RequestPipeline {
   #send<T>(
     request: OutgoingRequest,
     options: ResolvedOptions,
-    operation: Pick<Operation, 'success' | 'secretFields'>,
+    operation: Pick<Operation, 'success'>,
     read: (raw: ReceivedResponse, body: unknown, validation: ResponseValidation) => T,
   ): Promise<WithResponse<T>> {
     const redactor = this.#transport.redactor
@@ -190,11 +193,8 @@ export class RequestPipeline {
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
+        // The transport has remembered the secrets this body carries and scrubbed the headers.
         const body = decodeBody(raw)
-        if (operation.secretFields !== undefined)
-          rememberSecrets(body, operation.secretFields, (secret) => {
-            redactor.addToken(secret)
-          })
         if (!raw.success) throw statusError(raw, body, request, redactor)
         return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
       },
@@ -220,20 +220,4 @@ function breaksPaging(issue: ValidationIssue): boolean {
 
 function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
   return a === undefined ? b : AbortSignal.any([a, b])
-}
-
-/** Calls `remember` with every string inside the members named `fields`, at any depth (8 levels). */
-function rememberSecrets(body: unknown, fields: readonly string[], remember: (secret: string) => void, depth = 0): void {
-  if (body === null || typeof body !== 'object' || depth > 8) return
-  for (const [key, value] of Object.entries(body)) {
-    if (fields.includes(key)) rememberStrings(value, remember, 0)
-    else rememberSecrets(value, fields, remember, depth + 1)
-  }
-}
-
-function rememberStrings(value: unknown, remember: (secret: string) => void, depth: number): void {
-  if (typeof value === 'string') remember(value)
-  else if (value !== null && typeof value === 'object' && depth <= 8) {
-    for (const item of Object.values(value)) rememberStrings(item, remember, depth + 1)
-  }
 }

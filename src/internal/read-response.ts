@@ -43,7 +43,7 @@ export function responseMetadata(raw: Pick<ReceivedResponse, 'status' | 'headers
 }
 
 /** The body as JSON when it parses, else its text; `undefined` when empty. */
-export function decodeBody(raw: ReceivedResponse): unknown {
+export function decodeBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>): unknown {
   if (raw.body.length === 0) return undefined
   const text = raw.body.toString('utf8')
   if (raw.truncated) return `${text}… [cut off after ${raw.body.length} bytes]`

@@ -22,7 +22,7 @@ import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse 
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
 import { RateLimitPause } from './rate-limit.ts'
-import { responseValidationError, type RequestSummary } from './read-response.ts'
+import { decodeBody, responseValidationError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, isCertificateError, type AttemptFailure } from './retry-policy.ts'
@@ -34,6 +34,8 @@ export interface OutgoingRequest extends RequestSummary {
   readonly members?: Readonly<Record<string, unknown>> | undefined
   /** Which statuses are success (the operation's rule; default any 2xx). */
   readonly success?: ((status: number) => boolean) | undefined
+  /** Members of the response body that hold secrets (the operation's `secretFields`): remembered at intake, before anything reads the response. */
+  readonly secretFields?: readonly string[] | undefined
 }
 
 /** An attempt's outcome after intake: a response is a {@link ReceivedResponse}; a too-large body keeps its request id. */
@@ -146,6 +148,7 @@ export class Transport {
       // 2–3. One attempt, and its intake.
       const started = performance.now()
       const outcome = this.#intake(
+        request,
         await exchange(this.#dispatch, {
           origin: this.#config.origin,
           path: request.path,
@@ -183,13 +186,21 @@ export class Transport {
   }
 
   /**
-   * What the rest of the SDK reads of an attempt's outcome: the response's request id, read once
-   * here from its headers (and a too-large body's, for its error).
+   * What came back is made what the rest of the SDK reads, and safe to show: the secrets its body
+   * carries (a new chat token, also from a body that does not parse) are remembered first, then
+   * every header name and value is scrubbed, so that the request id (read once, here), errors,
+   * logs, traces and `response.headers` never show a secret the server echoed there.
    */
-  #intake(outcome: ExchangeOutcome): ReceivedOutcome {
-    if (outcome.ok) return { ok: true, response: { ...outcome.response, requestId: outcome.response.headers['x-request-id'] } }
-    if (outcome.failure === 'too-large') return { ...outcome, requestId: outcome.headers['x-request-id'] }
-    return outcome
+  #intake(request: OutgoingRequest, outcome: ExchangeOutcome): ReceivedOutcome {
+    if (outcome.ok) {
+      const { response } = outcome
+      if (request.secretFields !== undefined) this.redactor.rememberSecretsIn(decodeBody(response), request.secretFields)
+      const headers = this.redactor.redactHeaders(response.headers)
+      return { ok: true, response: { ...response, headers, requestId: headers['x-request-id'] } }
+    }
+    if (outcome.failure !== 'too-large') return outcome
+    const headers = this.redactor.redactHeaders(outcome.headers)
+    return { ...outcome, headers, requestId: headers['x-request-id'] }
   }
 
   /**
