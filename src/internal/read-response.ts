@@ -16,6 +16,7 @@ import type { APIResponse, ResponseValidation } from '../core/response.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import type { SdkLogger } from './sdk-logger.ts'
 import { toIssues } from './issues.ts'
+import { MAX_RESPONSE_DEPTH, nestsDeeperThan, structureProblem, tooDeep } from '../schemas/json.ts'
 import type { Redactor } from './redact.ts'
 
 /** The request a response answers, as errors and logs show it. */
@@ -64,7 +65,8 @@ export function decodeBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>): u
  *   issues for which `isFatal` answers true still throw (by default a body that is not even the
  *   right kind of value; for a list, also its `pagination`, without which
  *   paging cannot be trusted).
- * A body that is not JSON always throws.
+ * A body that is not JSON, or nested more than `MAX_RESPONSE_DEPTH` (260) levels deep, always throws
+ * (the error keeps the body cut at that depth).
  */
 export function checkBody<S extends z.ZodType>(
   raw: ReceivedResponse,
@@ -78,6 +80,11 @@ export function checkBody<S extends z.ZodType>(
     const message =
       body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
     throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
+  }
+  // Before any schema walks it (yours may recurse): deeper JSON would end in a RangeError.
+  if (nestsDeeperThan(body, MAX_RESPONSE_DEPTH)) {
+    const problem = structureProblem(body, MAX_RESPONSE_DEPTH) ?? tooDeep([], MAX_RESPONSE_DEPTH)
+    throw responseValidationError(raw, request, [{ ...problem, code: 'too_big' }], context.redactor, body)
   }
   const result = schema.safeParse(body)
   if (result.success) return context.output === 'parsed' ? result.data : (body as z.output<S>)

@@ -22,7 +22,7 @@ import {
   type CustomerUserUpdateParams,
   type UpdatedCustomerUser,
 } from '../schemas/customer-user.ts'
-import { jsonObjectSchema } from '../schemas/json.ts'
+import { jsonObjectSchema, MAX_JSON_DEPTH, walkableSchema } from '../schemas/json.ts'
 
 /** Options of `customerUsers.withMetadata(schema, options)`. */
 export type MetadataOptions = {
@@ -90,8 +90,7 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
   }
   // Forbidden keys are refused in what you give (even where your schema would strip them) and in
   // what is sent: the schema's output, which must be a plain JSON object.
-  const toSend = z
-    .unknown()
+  const toSend = walkableSchema
     .superRefine(refuseForbidden)
     .pipe(schema)
     .pipe(jsonObjectSchema as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
@@ -100,8 +99,8 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
 }
 
 /**
- * Paths of every key in `forbidden` (lower-case) inside `value`, at any depth. A cycle is not
- * followed (the JSON check reports it).
+ * Paths of every key in `forbidden` (lower-case) inside `value`, at any depth up to
+ * `MAX_JSON_DEPTH`. A cycle, or deeper nesting, is not followed (the JSON checks report them).
  */
 function forbiddenPaths(
   value: unknown,
@@ -109,7 +108,8 @@ function forbiddenPaths(
   path: (string | number)[],
   ancestors: Set<object> = new Set(),
 ): (string | number)[][] {
-  if (forbidden.size === 0 || value === null || typeof value !== 'object' || ancestors.has(value)) return []
+  if (forbidden.size === 0 || value === null || typeof value !== 'object' || ancestors.has(value) || path.length >= MAX_JSON_DEPTH)
+    return []
   ancestors.add(value)
   const found: (string | number)[][] = []
   for (const [key, item] of Object.entries(value)) {
