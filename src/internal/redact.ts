@@ -448,12 +448,18 @@ function decodeOnce(text: string): { text: string; start: Int32Array; end: Int32
     i = next
   }
   if (units === undefined) return undefined
-  return {
-    // utf16le copies code units as they are, lone surrogates included.
-    text: Buffer.from(units.buffer, 0, length * 2).toString('utf16le'),
-    start: start.subarray(0, length),
-    end: end.subarray(0, length),
-  }
+  return { text: fromCodeUnits(units, length), start: start.subarray(0, length), end: end.subarray(0, length) }
+}
+
+/**
+ * The first `length` code units as a string, lone surrogates kept. In slices: spreading a 64 KiB
+ * array into one `String.fromCharCode` call would overflow the stack. (Not `Buffer#toString('utf16le')`,
+ * which reads the platform's byte order as little-endian.)
+ */
+function fromCodeUnits(units: Uint16Array, length: number): string {
+  let out = ''
+  for (let at = 0; at < length; at += 4096) out += String.fromCharCode(...units.subarray(at, Math.min(length, at + 4096)))
+  return out
 }
 
 const EMPTY_SPANS = new Int32Array(0)
