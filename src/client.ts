@@ -13,6 +13,7 @@ import { createAgents, type Agents } from './resources/agents.ts'
 import { createAuth, type Auth } from './resources/auth.ts'
 import { createConversations, type Conversations } from './resources/conversations.ts'
 import { createCustomerUsers, type CustomerUsers } from './resources/customer-users.ts'
+import { detectRuntime, refusalMessage } from './runtime.ts'
 
 /**
  * The environment variables the client reads for these options when they are not given in code.
@@ -57,7 +58,8 @@ let warnedAboutLogEnv = false
  * @throws RequestValidationError from the constructor when an option is missing or invalid (no
  * `keyId` in the options or `CHAT_SERVICE_KEY_ID`, a `baseUrl` that is not http(s), an `http:` URL
  * on a non-loopback host without `allowInsecureHttp`, ...); ChatServiceError when constructed in a
- * browser-like environment without `dangerouslyAllowBrowser`.
+ * browser, a web worker, an edge runtime or an Electron renderer without `dangerouslyAllowBrowser`
+ * (Node.js with a DOM shim such as happy-dom or jsdom is a server: allowed), and always on Bun.
  */
 export class ChatServiceClient implements AsyncDisposable {
   /** Token issuance (spec, Endpoint 1). */
@@ -233,15 +235,11 @@ export class ChatServiceClient implements AsyncDisposable {
 }
 
 function refuseBrowser(options: ClientOptions): void {
-  const browserLike =
-    typeof (globalThis as { window?: unknown }).window !== 'undefined' ||
-    typeof (globalThis as { document?: unknown }).document !== 'undefined'
-  if (browserLike && (options as ClientOptions | undefined)?.dangerouslyAllowBrowser !== true) {
-    throw new ChatServiceError(
-      'ChatServiceClient refuses to run where `window` or `document` exists: the key secret must stay on your server (spec, Authentication 4). ' +
-        'Issue chat tokens on the server and send only the token to the browser, or pass dangerouslyAllowBrowser: true if this really is a server.',
-    )
-  }
+  // The runtime, not its globals: happy-dom and jsdom add `window` to Node.js (runtime.ts).
+  const kind = detectRuntime()
+  const bun = (globalThis as { process?: { versions?: { bun?: string } } }).process?.versions?.bun
+  const message = refusalMessage(kind, (options as ClientOptions | undefined)?.dangerouslyAllowBrowser === true, bun)
+  if (message !== undefined) throw new ChatServiceError(message)
 }
 
 /**

@@ -82,7 +82,11 @@ export interface ClientOptions {
   compression?: boolean | undefined
   /** Allow an `http:` baseUrl on a non-loopback host (default false): the key secret would cross the network in clear text. */
   allowInsecureHttp?: boolean | undefined
-  /** Allow construction where `window` or `document` exists (default false): the key secret belongs on servers only (spec, Authentication 4). */
+  /**
+   * Allow construction in a browser, web worker, edge runtime or Electron renderer (default false):
+   * the key secret belongs on servers only (spec, Authentication 4). Node.js with a DOM shim
+   * (vitest's happy-dom or jsdom) needs no option; Bun is refused whatever this says.
+   */
   dangerouslyAllowBrowser?: boolean | undefined
 }
 

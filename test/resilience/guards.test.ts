@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ChatServiceClient, ChatServiceError, type Logger, type LogLevel } from 'chat-service-sdk'
+import { detectRuntime } from '../../src/runtime.ts'
 
 let server: Server | undefined
 afterEach(async () => {
@@ -36,18 +37,65 @@ const base = { keyId: 'key', keySecret: 'secret-value' }
 const emptyPage = { data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } }
 
 describe('browser guard', () => {
-  it('refuses to construct where `window` exists, naming the reason', () => {
-    vi.stubGlobal('window', {})
-    expect(() => new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base })).toThrow(ChatServiceError)
-    expect(() => new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base })).toThrow(/key secret must stay on your server/)
-  })
+  /**
+   * Runs `construct` with `globalThis.process` replaced by `fake` (only for that synchronous call:
+   * the constructor reads the runtime once), as if the SDK were loaded outside Node.js.
+   */
+  function asIf<T>(fake: object, construct: () => T): T {
+    const saved = Object.getOwnPropertyDescriptor(globalThis, 'process')
+    Object.defineProperty(globalThis, 'process', { value: fake, configurable: true, writable: true })
+    try {
+      return construct()
+    } finally {
+      if (saved) Object.defineProperty(globalThis, 'process', saved)
+    }
+  }
+  const options = { baseUrl: 'https://chat.example.com', ...base }
 
-  it('refuses where `document` exists, unless dangerouslyAllowBrowser is true', async () => {
+  it('refuses a real browser (window and document, no Node.js), naming why, unless dangerouslyAllowBrowser is true', async () => {
+    vi.stubGlobal('window', {})
     vi.stubGlobal('document', {})
-    expect(() => new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base })).toThrow(ChatServiceError)
-    const client = new ChatServiceClient({ baseUrl: 'https://chat.example.com', ...base, dangerouslyAllowBrowser: true })
+    const browser = { env: {}, versions: {} } // what a bundler's process shim looks like
+    expect(() => asIf(browser, () => new ChatServiceClient(options))).toThrow(ChatServiceError)
+    expect(() => asIf(browser, () => new ChatServiceClient(options))).toThrow(
+      /^ChatServiceClient refuses to run in a browser\. chat-service-sdk runs on a server only .*must never reach an end user's device .*fetch\(\) cannot send\. .*dangerouslyAllowBrowser: true\.$/,
+    )
+    const client = asIf(browser, () => new ChatServiceClient({ ...options, dangerouslyAllowBrowser: true }))
     expect(client.baseUrl).toBe('https://chat.example.com/rest/v1')
     await client.close()
+  })
+
+  it('starts in Node.js whatever DOM globals a test environment adds (jsdom, happy-dom)', async () => {
+    vi.stubGlobal('window', {})
+    vi.stubGlobal('document', {})
+    const client = new ChatServiceClient(options)
+    expect(client.baseUrl).toBe('https://chat.example.com/rest/v1')
+    await client.close()
+  })
+
+  it('refuses an Electron renderer (Node.js in an end user’s window), and Bun even with dangerouslyAllowBrowser', () => {
+    const renderer = { env: {}, type: 'renderer', versions: { node: '22.19.0', electron: '38.0.0' } }
+    expect(() => asIf(renderer, () => new ChatServiceClient(options))).toThrow('refuses to run in an Electron renderer process')
+    const bun = { env: {}, versions: { node: '24.3.0', bun: '1.4.5' } }
+    expect(() => asIf(bun, () => new ChatServiceClient({ ...options, dangerouslyAllowBrowser: true }))).toThrow(
+      /^chat-service-sdk does not run on Bun 1\.4\.5: Bun replaces the undici package with its own.*Run the SDK on Node\.js 22\.19 or later\.$/,
+    )
+  })
+
+  it('detectRuntime tells runtimes apart by Node.js first, then browser, worker and edge globals', () => {
+    const node = { versions: { node: '24.0.0' } }
+    expect(detectRuntime({ process: node })).toBe('node')
+    expect(detectRuntime({ process: node, window: {}, document: {} })).toBe('node') // jsdom, happy-dom
+    expect(detectRuntime({ process: { versions: { node: '22.19.0', bun: '1.4.5' } } })).toBe('bun')
+    expect(detectRuntime({ process: { type: 'renderer', versions: { node: '22.19.0', electron: '38.0.0' } } })).toBe('electron-renderer')
+    expect(detectRuntime({ process: { type: 'browser', versions: { node: '22.19.0', electron: '38.0.0' } } })).toBe('node') // Electron's main process
+    expect(detectRuntime({ window: {}, document: {} })).toBe('browser')
+    expect(detectRuntime({ process: { versions: {} }, window: {}, document: {} })).toBe('browser') // a bundler's process shim
+    expect(detectRuntime({ WorkerGlobalScope: class {}, self: {} })).toBe('worker')
+    expect(detectRuntime({ EdgeRuntime: 'edge-runtime' })).toBe('edge')
+    expect(detectRuntime({ navigator: { userAgent: 'Cloudflare-Workers' } })).toBe('edge')
+    expect(detectRuntime({})).toBe('unknown')
+    expect(detectRuntime()).toBe('node')
   })
 })
 
