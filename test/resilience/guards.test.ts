@@ -91,7 +91,7 @@ describe('browser guard', () => {
     expect(detectRuntime({ process: { type: 'browser', versions: { node: '22.19.0', electron: '38.0.0' } } })).toBe('node') // Electron's main process
     expect(detectRuntime({ window: {}, document: {} })).toBe('browser')
     expect(detectRuntime({ process: { versions: {} }, window: {}, document: {} })).toBe('browser') // a bundler's process shim
-    expect(detectRuntime({ WorkerGlobalScope: class {}, self: {} })).toBe('worker')
+    expect(detectRuntime({ WorkerGlobalScope: function WorkerGlobalScope() {}, self: {} })).toBe('worker')
     expect(detectRuntime({ EdgeRuntime: 'edge-runtime' })).toBe('edge')
     expect(detectRuntime({ navigator: { userAgent: 'Cloudflare-Workers' } })).toBe('edge')
     expect(detectRuntime({})).toBe('unknown')

@@ -21,9 +21,10 @@ afterAll(async () => {
 
 describe('under vitest’s happy-dom environment', () => {
   it('is a DOM environment inside Node.js', () => {
-    expect(typeof window).toBe('object')
-    expect(typeof document.createElement).toBe('function')
-    expect(navigator.userAgent).toContain('HappyDOM')
+    const dom = globalThis as { window?: unknown; document?: { createElement?: unknown }; navigator?: { userAgent?: string } }
+    expect(typeof dom.window).toBe('object')
+    expect(typeof dom.document?.createElement).toBe('function')
+    expect(dom.navigator?.userAgent).toContain('HappyDOM')
     expect(typeof process.versions.node).toBe('string')
   })
 
