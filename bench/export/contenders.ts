@@ -55,7 +55,7 @@ class OrderCheck {
   }
 }
 
-async function timed(name: string, budgetMs: number, body: (deadline: Deadline) => Promise<number>): Promise<ExportRun> {
+export async function timed(name: string, budgetMs: number, body: (deadline: Deadline) => Promise<number>): Promise<ExportRun> {
   const deadline = new Deadline(budgetMs, `${name} export`)
   const cpu = process.cpuUsage()
   const started = performance.now()

@@ -2,7 +2,7 @@
 // counters between runs.
 import { spawnJsonChild } from '../spawn.ts'
 import type { ServerInfo } from '../fake.ts'
-import type { ExpectedExport } from './dataset.ts'
+import type { ExpectedExport, NightlyExpected } from './dataset.ts'
 import type { LinkStats } from './link-proxy.ts'
 import type { ServerStats } from './server.ts'
 
@@ -13,6 +13,8 @@ export interface ExportServerInfo extends ServerInfo {
   latencyMs: number
   link: { mbps: number; rttMs: number }
   startUpMs: number
+  /** Night 2 of the nightly benchmark, when the server was started with `grow`. */
+  nightly?: NightlyExpected
 }
 
 export interface ExportStats extends ServerStats {
@@ -22,6 +24,8 @@ export interface ExportStats extends ServerStats {
 export interface SpawnedExportServer extends ExportServerInfo {
   stats(): Promise<ExportStats>
   reset(): Promise<void>
+  /** Serves night 1 (the dataset) or night 2 (after `grow`) from now on. */
+  night(n: 1 | 2): Promise<void>
   stop(): Promise<void>
 }
 
@@ -31,6 +35,8 @@ export interface ExportServerArgs {
   latencyMs: number
   linkMbps: number
   linkRttMs: number
+  /** Makes night 2 of the nightly benchmark: this share of the conversations grows by 1 to `maxAdded` messages. */
+  grow?: { fraction: number; maxAdded: number } | undefined
 }
 
 export async function spawnExportServer(args: ExportServerArgs): Promise<SpawnedExportServer> {
@@ -45,9 +51,11 @@ export async function spawnExportServer(args: ExportServerArgs): Promise<Spawned
     String(args.linkMbps),
     '--link-rtt-ms',
     String(args.linkRttMs),
+    ...(args.grow === undefined ? [] : ['--grow-fraction', String(args.grow.fraction), '--grow-max-added', String(args.grow.maxAdded)]),
   ])
-  const control = async (method: string): Promise<ExportStats> => {
-    const response = await fetch(`${child.info.url}/__bench/${method === 'POST' ? 'reset' : 'stats'}`, { method })
+  const control = async (method: string, what = method === 'POST' ? 'reset' : 'stats'): Promise<ExportStats> => {
+    const response = await fetch(`${child.info.url}/__bench/${what}`, { method })
+    if (!response.ok) throw new Error(`export server: ${method} /__bench/${what}: ${response.status} ${await response.text()}`)
     return (await response.json()) as ExportStats
   }
   return {
@@ -55,6 +63,9 @@ export async function spawnExportServer(args: ExportServerArgs): Promise<Spawned
     stats: () => control('GET'),
     reset: async () => {
       await control('POST')
+    },
+    night: async (n) => {
+      await control('POST', `night/${n}`)
     },
     stop: () => child.stop(),
   }

@@ -1,11 +1,14 @@
 // The whole-company export benchmark of issue 10 (see BENCHMARKS.md, "Export"). Against the lean
 // export server in a child process (5 ms per request), directly and through the emulated 50 Mbit/s,
 // 20 ms link: the SDK's nested loop, the SDK's listAll at concurrency 4/8/16/32 (n/a until it
-// exists), and the hand-written raw-undici worker pool (the floor) at the same concurrency.
+// exists), and the hand-written raw-undici worker pool (the floor) at the same concurrency. Then the
+// nightly section of issue 16 (bench/export/nightly.ts): night 2 with 5 % of the conversations
+// grown, listNew against the full export and the hand-written incremental pass, and a night with
+// nothing new.
 // Contenders interleave over rounds; figures are medians with the min–max over rounds, ratios are
 // taken per round. It reports and never fails on a figure.
 //   npm run bench:export                     loopback + link, 2,000 conversations / 200,000 messages (~5 min)
-//   npm run bench:export -- --only loopback  one section
+//   npm run bench:export -- --only loopback  one section (loopback, link, nightly)
 //   npm run bench / bench:quick run it too (bench/run.ts starts it): quick = 200 / 20,000, loopback, concurrency 16
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -14,6 +17,7 @@ import { collectGarbage, fmtSpread, machineInfo, rotate, spread, table, type Spr
 import { listAll, nestedLoop, rawPool, type ExportContender, type ExportRun, type Target } from './contenders.ts'
 import { spawnExportServer, type ExportStats, type SpawnedExportServer } from './control.ts'
 import { probeSdk, SDK_MODES, type SdkFeatures } from './features.ts'
+import { nightly, nightlyTable } from './nightly.ts'
 import type { Encoding } from './server.ts'
 
 const { values } = parseArgs({
@@ -25,10 +29,16 @@ const { values } = parseArgs({
   },
 })
 const quick = values.quick
-const sections = new Set((values.only ?? (quick ? 'loopback' : 'loopback,link')).split(','))
+const sections = new Set((values.only ?? (quick ? 'loopback,nightly' : 'loopback,link,nightly')).split(','))
 const config = quick
   ? { conversations: 200, messages: 20_000, rounds: 3, concurrency: [16], warmUpMessages: 5_000, runBudgetMs: 30_000 }
   : { conversations: 2_000, messages: 200_000, rounds: 3, concurrency: [4, 8, 16, 32], warmUpMessages: 20_000, runBudgetMs: 120_000 }
+/** The nightly section (issue 16): 5 % of the conversations grow by 1–5 messages. */
+const NIGHTLY = {
+  grow: { fraction: 0.05, maxAdded: 5 },
+  concurrency: quick ? [16] : [8, 16],
+  rounds: values.rounds === undefined ? (quick ? 3 : 5) : Number(values.rounds),
+}
 const rounds = values.rounds === undefined ? config.rounds : Number(values.rounds)
 const LATENCY_MS = 5
 const LINK = { mbps: 50, rttMs: 20, concurrency: 16 }
@@ -158,6 +168,7 @@ const server = await spawnExportServer({
   latencyMs: LATENCY_MS,
   linkMbps: LINK.mbps,
   linkRttMs: LINK.rttMs,
+  ...(sections.has('nightly') ? { grow: NIGHTLY.grow } : {}),
 })
 const results: Record<string, unknown> = { machine, quick, expected: server.expected }
 const goals: string[][] = []
@@ -341,13 +352,41 @@ try {
         goals.push([`(floor) raw pool @${c}, ${encoding}, against the link limit`, ratio(f.vsLimit), 'reference'])
     }
   }
+
+  if (sections.has('nightly')) {
+    log(`export nightly: ${NIGHTLY.rounds} rounds × ${NIGHTLY.concurrency.length * 5} contenders`)
+    const result = await nightly(
+      server,
+      direct,
+      sdkDefault,
+      { concurrency: NIGHTLY.concurrency, rounds: NIGHTLY.rounds, runBudgetMs: config.runBudgetMs },
+      log,
+    )
+    results['nightly'] = result
+    out()
+    out(
+      `## Only what is new: night 2 with ${NIGHTLY.grow.fraction * 100} % of the conversations grown by 1–${NIGHTLY.grow.maxAdded} messages, limit 100, ${LATENCY_MS} ms per request`,
+    )
+    if (typeof result === 'string') {
+      out(`n/a (${result})`)
+      goals.push(['nightly (issue 16)', `n/a (${result})`, 'n/a'])
+    } else {
+      out(
+        `${NIGHTLY.rounds} rounds, contenders interleaved; every run is checked exactly (ids and order) against what that night must deliver. Requests counted by the server per run. The hand-written pass asks for ${sdkDefault}, as the SDK gets. Median over rounds (min–max); ratios per round.`,
+      )
+      out()
+      out(nightlyTable(result))
+      for (const g of result.goals) goals.push([`(16) ${g[0]!}`, g[1]!, quick ? `indicative (quick dataset): ${g[2]!}` : g[2]!])
+      block.push(...result.block)
+    }
+  }
 } finally {
   await server.stop()
 }
 
 if (goals.length > 0) {
   out()
-  out('## Goals (issue 10)')
+  out('## Goals (issues 10 and 16)')
   out()
   out(table(['goal', 'measured: median (min–max over rounds)', 'verdict'], goals))
 }

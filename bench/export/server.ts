@@ -3,11 +3,13 @@
 // keyId/keySecret in the JSON body of every GET like the service. Pages at limit 100 (every page an
 // export reads) are rendered and compressed once at start-up, so the server spends almost no CPU
 // per request: on this 2-core machine it shares the cores with the client, and a real service runs
-// elsewhere. GET /__bench/stats and POST /__bench/reset expose its counters (and the link's).
+// elsewhere. GET /__bench/stats and POST /__bench/reset expose its counters (and the link's);
+// POST /__bench/night/1 and /__bench/night/2 switch the data it serves (night 2: the dataset after
+// `grow()`, when the server was given it; its changed pages are pre-rendered too).
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import zlib from 'node:zlib'
-import type { ExportDataset } from './dataset.ts'
+import type { ExportDataset, GrownNight, NightView } from './dataset.ts'
 
 export const ENCODINGS = ['identity', 'gzip', 'br', 'zstd'] as const
 export type Encoding = (typeof ENCODINGS)[number]
@@ -67,18 +69,31 @@ export interface ExportServerOptions {
   /** Extra counters to merge into GET /__bench/stats (the link proxy's). */
   extraStats?: () => object
   extraReset?: () => void
+  /** Night 2 of the nightly benchmark, served after POST /__bench/night/2. */
+  night2?: GrownNight | undefined
 }
 
 export async function startExportServer(data: ExportDataset, options: ExportServerOptions): Promise<ExportServer> {
   // Pre-rendered, pre-compressed pages: path → encoding → bytes.
-  const cache = new Map<string, Map<Encoding, Buffer>>()
-  for (const path of data.pathsAtLimit100()) {
-    const url = new URL(path, 'http://x')
-    const rendered = data.render(url.pathname, url.searchParams)
-    if (rendered.status !== 200) throw new Error(`export server: ${path} renders ${rendered.status}`)
-    const body = Buffer.from(rendered.body)
-    cache.set(path, new Map(ENCODINGS.map((e) => [e, compress(body, e)])))
+  const prerender = (view: NightView, paths: readonly string[], into: Map<string, Map<Encoding, Buffer>>): void => {
+    for (const path of paths) {
+      const url = new URL(path, 'http://x')
+      const rendered = view.render(url.pathname, url.searchParams)
+      if (rendered.status !== 200) throw new Error(`export server: ${path} renders ${rendered.status}`)
+      const body = Buffer.from(rendered.body)
+      into.set(path, new Map(ENCODINGS.map((e) => [e, compress(body, e)])))
+    }
   }
+  const night1 = new Map<string, Map<Encoding, Buffer>>()
+  prerender(data, data.pathsAtLimit100(), night1)
+  const nights: { view: NightView; cache: Map<string, Map<Encoding, Buffer>> }[] = [{ view: data, cache: night1 }]
+  if (options.night2 !== undefined) {
+    // Night 2 shares night 1's pages but the ones that changed.
+    const cache = new Map(night1)
+    prerender(options.night2, options.night2.changedPaths(), cache)
+    nights.push({ view: options.night2, cache })
+  }
+  let night = nights[0]!
   let stats = fresh()
   let delaySum = 0
 
@@ -92,6 +107,15 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
           stats = fresh()
           delaySum = 0
           options.extraReset?.()
+        }
+        const switched = /^\/__bench\/night\/(\d+)$/.exec(target)
+        if (req.method === 'POST' && switched !== null) {
+          const chosen = nights[Number(switched[1]) - 1]
+          if (chosen === undefined) {
+            res.writeHead(404, { 'content-type': 'text/plain' }).end(`no night ${switched[1]} (start the server with night 2)`)
+            return
+          }
+          night = chosen
         }
         const snapshot = { ...stats, meanDelayMs: stats.requests > 0 ? delaySum / stats.requests : 0, ...options.extraStats?.() }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot))
@@ -137,9 +161,9 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
     const url = new URL(target, 'http://x')
     // Keyed like pathsAtLimit100(), whatever order the client writes its query in.
     const key = `${url.pathname}?page=${url.searchParams.get('page') ?? '1'}&limit=${url.searchParams.get('limit') ?? ''}`
-    const cached = cache.get(key)?.get(encoding)
+    const cached = night.cache.get(key)?.get(encoding)
     if (cached !== undefined) return { status: 200, body: cached, encoding }
-    const rendered = data.render(url.pathname, url.searchParams)
+    const rendered = night.view.render(url.pathname, url.searchParams)
     if (rendered.status !== 200) return fail(rendered.status, rendered.body)
     return { status: 200, body: compress(Buffer.from(rendered.body), encoding), encoding }
   }
