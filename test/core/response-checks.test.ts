@@ -21,7 +21,7 @@ const PAGINATION: Shape = { page: 'int>=1', limit: 'int>=1', total: 'int>=0', to
 const CASES = {
   messages: {
     item: { id: 'string', content: 'string', role: 'string', conversation_id: 'string', created_at: 'string' },
-    extra: { conversation: { id: 'string', title: 'string' } } as Shape,
+    extra: { conversation: { id: 'string', title: 'string' } },
     body: () => ({
       data: [1, 2, 3].map((i) => message(i)),
       pagination: pagination(1, 3, 3),
@@ -40,7 +40,7 @@ const CASES = {
       created_at: 'string',
       last_seen_at: 'string|null',
     },
-    extra: {} as Shape,
+    extra: {},
     body: () => ({ data: [1, 2].map((i) => customerUser(i)), pagination: pagination(1, 2, 2) }),
     call: (client: ChatServiceClient) => client.customerUsers.list({ limit: 2 }),
   },
@@ -53,13 +53,13 @@ const CASES = {
       created_at: 'string',
       updated_at: 'string',
     },
-    extra: {} as Shape,
+    extra: {},
     body: () => ({ data: [1, 2].map((i) => conversation(i)), pagination: pagination(1, 2, 2) }),
     call: (client: ChatServiceClient) => client.conversations.list({ limit: 2 }),
   },
   agents: {
     item: { id: 'string', name: 'string', active: 'boolean', created_at: 'string', updated_at: 'string' },
-    extra: {} as Shape,
+    extra: {},
     body: () => ({ data: [1, 2].map((i) => agent(i)), pagination: pagination(1, 2, 2) }),
     call: (client: ChatServiceClient) => client.agents.list({ limit: 2 }),
   },
@@ -156,7 +156,7 @@ function mutated(name: CaseName, m: Mutation): string {
   const last = m.path.at(-1)!
   const marker = '"__mutation_marker__"'
   if (m.add !== undefined) parent['__mutation_marker__'] = 0
-  else if (m.remove === true) delete parent[last]
+  else if (m.remove === true) Reflect.deleteProperty(parent, last)
   else parent[last] = m.value
   const text = JSON.stringify(body)
   return m.add === undefined ? text : text.replace(`${marker}:0`, `${JSON.stringify(m.add.key)}:${JSON.stringify(m.add.value)}`)
