@@ -392,74 +392,60 @@ function canonical(text: string): Canonical {
     const next = decodeOnce(current.text)
     if (next === undefined) break
     const { start: outerStart, end: outerEnd } = current
-    current =
-      outerStart === undefined || outerEnd === undefined
-        ? next
-        : {
-            text: next.text,
-            start: next.start.map((i) => outerStart[i] as number),
-            end: next.end.map((i) => outerEnd[i - 1] as number),
-          }
+    if (outerStart !== undefined && outerEnd !== undefined) {
+      // Spans of this pass point into the text of the last one: map them on to the original.
+      for (let i = 0; i < next.start.length; i++) {
+        next.start[i] = outerStart[next.start[i] as number] as number
+        next.end[i] = outerEnd[(next.end[i] as number) - 1] as number
+      }
+    }
+    current = next
   }
   return current
 }
 
 /**
- * One layer of encoding decoded, with spans; `undefined` when there was nothing to decode.
- * Typed arrays sized to the input: decoding never lengthens a text (the longest output, an astral
- * character's two code units, comes from at least 8 characters of input).
+ * One layer of encoding decoded, with spans; `undefined` when there was nothing to decode. Jumps
+ * from one character that may start an escape to the next (a regular expression finds them), so
+ * the text between costs a copy, not a call per character. Spans are typed arrays sized to the
+ * input: decoding never lengthens a text (an astral character's two code units come from at
+ * least 8 characters of input).
  */
 function decodeOnce(text: string): { text: string; start: Int32Array; end: Int32Array } | undefined {
-  let units: Uint16Array | undefined
+  let out = ''
   let start = EMPTY_SPANS
   let end = EMPTY_SPANS
   let length = 0
-  for (let i = 0; i < text.length;) {
-    const next = decodeAt(text, i)
-    if (next === 0) {
-      if (units !== undefined) {
-        units[length] = text.charCodeAt(i)
-        start[length] = i
-        end[length++] = i + 1
-      }
-      i++
-      continue
-    }
-    if (units === undefined) {
-      units = new Uint16Array(text.length)
+  /** Where the text not yet copied begins. */
+  let copied = 0
+  const escapes = new RegExp(ENCODED.source, 'g')
+  for (let match = escapes.exec(text); match !== null; match = escapes.exec(text)) {
+    const at = match.index
+    const next = decodeAt(text, at)
+    if (next === 0) continue
+    if (start === EMPTY_SPANS) {
       start = new Int32Array(text.length)
       end = new Int32Array(text.length)
-      for (; length < i; length++) {
-        units[length] = text.charCodeAt(length)
-        start[length] = length
-        end[length] = length + 1
-      }
     }
-    if (decoded > 0xffff) {
-      units[length] = 0xd800 + ((decoded - 0x10000) >> 10)
+    for (let i = copied; i < at; i++, length++) {
       start[length] = i
-      end[length++] = next
-      units[length] = 0xdc00 + ((decoded - 0x10000) & 0x3ff)
-    } else {
-      units[length] = decoded
+      end[length] = i + 1
     }
-    start[length] = i
-    end[length++] = next
-    i = next
+    const units = String.fromCodePoint(decoded)
+    out += text.slice(copied, at) + units
+    for (let k = 0; k < units.length; k++, length++) {
+      start[length] = at
+      end[length] = next
+    }
+    copied = next
+    escapes.lastIndex = next
   }
-  if (units === undefined) return undefined
-  return { text: fromCodeUnits(units, length), start: start.subarray(0, length), end: end.subarray(0, length) }
-}
-
-/**
- * The first `length` code units as a string, lone surrogates kept. In slices: spreading a 64 KiB
- * array into one `String.fromCharCode` call would overflow the stack. (Not `Buffer#toString('utf16le')`,
- * which reads the platform's byte order as little-endian.)
- */
-function fromCodeUnits(units: Uint16Array, length: number): string {
-  let out = ''
-  for (let at = 0; at < length; at += 4096) out += String.fromCharCode(...units.subarray(at, Math.min(length, at + 4096)))
-  return out
+  if (start === EMPTY_SPANS) return undefined
+  for (let i = copied; i < text.length; i++, length++) {
+    start[length] = i
+    end[length] = i + 1
+  }
+  return { text: out + text.slice(copied), start: start.subarray(0, length), end: end.subarray(0, length) }
 }
 
 const EMPTY_SPANS = new Int32Array(0)

@@ -32,8 +32,8 @@ import {
   type RawResponder,
 } from './hostile-server.ts'
 
-/** A key secret with every character that an encoding changes: `"` `\` `+` `/` `=` space `%` `&` and non-ASCII. */
-const SECRET = 'ks_live_Q9"vX3\\mR7+pL2/wT8=nB5 cY1%41&amp;€ü~'
+/** A key secret with every character that an encoding changes: `"` `\` `+` `/` `=` space `%` `&`, non-ASCII and astral. */
+const SECRET = 'ks_live_Q9"vX3\\mR7+pL2/wT8=nB5 cY1%41&amp;€ü😀~'
 /** A plain one, for the cases where only the position matters. */
 const PLAIN = 'ks_live_Q9vX3mR7pL2wT8nB5cY1dF6gH0'
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleHQtNDIiLCJub25jZSI6IjdmM2EifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg'
@@ -253,9 +253,10 @@ describe('secrets cut by the 64 KiB error-body cap', () => {
     'a secret with quote, backslash, plus, slash, space, percent, ampersand and non-ASCII, %s, cut anywhere: no 8 of its characters in a row show',
     async (_how, encode, decode) => {
       const encoded = Buffer.from(encode(SECRET))
+      const { client } = makeClient(SECRET, () => response(404, {}, ''))
       for (let kept = MIN_FRAGMENT; kept < encoded.length; kept++) {
         const body = Buffer.concat([Buffer.from(`{"error":"${'x'.repeat(ERROR_BODY_CAP - 10 - kept)}`), encoded, Buffer.from('"}')])
-        const { client } = makeClient(SECRET, () => response(500, { 'content-type': 'application/json' }, body))
+        server.respond(() => response(500, { 'content-type': 'application/json' }, body))
         const error = await rejection(client.agents.list())
         expect(error).toBeInstanceOf(InternalServerError)
         const text = (error as APIError).body as string
@@ -361,6 +362,50 @@ describe('secrets echoed escaped in bodies', () => {
     const error = (await rejection(client.agents.list())) as APIError
     expect(error.body).toBe('before "[REDACTED]" after')
     expect(error.message).toContain('before "[REDACTED]" after')
+  })
+})
+
+describe('a client that issued many tokens', () => {
+  // Beyond 16 anchors the redactor hashes the text instead of searching each secret, and beyond
+  // 1,024 tokens it forgets the oldest: both must keep every remembered token scrubbed.
+  const ISSUED = 1_030
+  const tokenNumber = (n: number): string =>
+    `${TOKEN.slice(0, 40)}${String(n).padStart(5, '0')}.${(n * 7919).toString(36).padStart(12, 'q')}`
+
+  it(`after ${ISSUED} issued tokens (the oldest 6 forgotten), the last 1,024 are scrubbed in every form, whole or cut`, async () => {
+    let issued = 0
+    const { client, logger } = makeClient(PLAIN, (request) => {
+      if (request.method === 'POST') return json(200, tokenResponse(tokenNumber(issued++)))
+      const echoed = [6, 500, ISSUED - 1].map(tokenNumber)
+      return json(
+        500,
+        { error: `tokens ${asciiJson(echoed[0] ?? '')} and ${encodeURIComponent(echoed[1] ?? '')}`, cut: (echoed[2] ?? '').slice(0, 50) },
+        { 'x-request-id': echoed[2] ?? '' },
+      )
+    })
+    for (let batch = 0; batch < ISSUED; batch += 103) {
+      await Promise.all(
+        Array.from({ length: Math.min(103, ISSUED - batch) }, (_, i) => client.auth.issueToken({ userId: `ext-${batch + i}` })),
+      )
+    }
+    expect(issued).toBe(ISSUED)
+    const error = await rejection(client.agents.list())
+    expect(error).toBeInstanceOf(InternalServerError)
+    expectHidden(error, ...[6, 500, ISSUED - 1].map(tokenNumber))
+    expectLogsAndTracesHidden(logger, ...[6, 500, ISSUED - 1].map(tokenNumber))
+    expect((error as InternalServerError).requestId).toBe('[REDACTED]')
+  })
+})
+
+describe('malformed escapes around a secret', () => {
+  it('are kept as they came and do not hide the secret next to them', async () => {
+    const noise = '%ZZ %E2%82 %ED%A0%80 %C0%AF &#0; &#x110000; &bogus; \\u12 \\x4 \\q %'
+    const { client } = makeClient(SECRET, () =>
+      response(400, { 'content-type': 'text/plain' }, `${noise}${encodeURIComponent(SECRET)}${noise}`),
+    )
+    const error = (await rejection(client.agents.list())) as APIError
+    expect(error.body).toBe(`${noise}[REDACTED]${noise}`)
+    expectHidden(error, SECRET)
   })
 })
 
