@@ -10,6 +10,8 @@ export default defineConfig({
     'testing/cli': 'src/testing/cli.ts',
     // Imported first by each entry, kept a separate file (see scripts/engine-check-plugin.ts).
     'engine-check': 'src/engine-check.ts',
+    // What browsers, workers, edge runtimes and Bun get for the root entry (package.json `exports` conditions); its CommonJS build is the one used.
+    'unsupported-runtime': 'src/unsupported-runtime.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

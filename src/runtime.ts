@@ -69,6 +69,28 @@ const WHERE: Readonly<Record<Exclude<RuntimeKind, 'node' | 'bun' | 'unknown'>, s
 }
 
 /**
+ * The message of the module that bundlers and non-Node runtimes get instead of the SDK (the
+ * `browser`, `worker`, `edge-light` and `workerd` export conditions: unsupported-runtime.ts), for
+ * the runtime that loaded it.
+ * @internal
+ */
+export function unsupportedImportMessage(kind: RuntimeKind, bunVersion?: string): string {
+  const build =
+    "(package.json resolved the package's `browser`, `worker`, `edge-light` or `workerd` export condition to a module that holds nothing but this error)"
+  if (kind === 'bun') return `${refusalMessage('bun', false, bunVersion) ?? ''} ${build}`
+  if (kind === 'node' || kind === 'electron-renderer') {
+    return (
+      `chat-service-sdk: a bundler or test runner resolved the package for a browser or edge runtime, and Node.js loaded that build ${build}. ` +
+      "Resolve it for Node.js: bundle server code with esbuild's platform 'node' (or your bundler's equivalent); under Jest's jsdom " +
+      "environment, set testEnvironmentOptions: { customExportConditions: ['node', 'node-addons'] } for tests of server code. " +
+      SERVER_ONLY_REASON
+    )
+  }
+  const where = kind === 'unknown' ? 'this runtime' : WHERE[kind]
+  return `chat-service-sdk cannot run in ${where}. ${SERVER_ONLY_REASON} ${build}`
+}
+
+/**
  * The message that refuses `kind`, or `undefined` for a runtime the SDK runs on (`node`, and
  * `unknown`, which it does not refuse on a guess). `allowBrowser` (the client's
  * `dangerouslyAllowBrowser`) lets browser-like runtimes through; nothing lets Bun through, where
