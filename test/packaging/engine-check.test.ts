@@ -95,7 +95,8 @@ describe('the build', () => {
 
   it('package.json `sideEffects` names the check files, which exist, so that bundlers keep them', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { sideEffects: unknown }
-    expect(pkg.sideEffects).toEqual(['./dist/engine-check.js', './dist/engine-check.cjs'])
+    // (and the module the browser and edge conditions resolve to, which is kept for its throw: test/testing/bundles.test.ts)
+    expect(pkg.sideEffects).toEqual(['./dist/engine-check.js', './dist/engine-check.cjs', './dist/unsupported-runtime.cjs'])
     for (const file of ['engine-check.js', 'engine-check.cjs'])
       expect(readFileSync(join(consumer.pkg, 'dist', file), 'utf8')).toContain(MIN_NODE_VERSION)
   })
