@@ -8,6 +8,11 @@ export default defineConfig({
     'testing/msw': 'src/testing/msw.ts',
     // The `chat-service-fake` command (package.json `bin`); its CommonJS build and types stay out of the package (`files`).
     'testing/cli': 'src/testing/cli.ts',
+    // The `chat-service` command (package.json `bin`): it loads the SDK by the package's own name
+    // (external below), so it runs on the package's public API and shares one copy of it; cli-progress,
+    // a devDependency, is bundled in, so the runtime dependencies stay undici and zod. Its CommonJS
+    // build and types stay out of the package (`files`).
+    'cli/index': 'src/cli/bin.ts',
     // Imported first by each entry, kept a separate file (see scripts/engine-check-plugin.ts).
     'engine-check': 'src/engine-check.ts',
     // What browsers, workers, edge runtimes and Bun get for the root entry (package.json `exports` conditions); its CommonJS build is the one used.
@@ -21,6 +26,7 @@ export default defineConfig({
   platform: 'node',
   splitting: false,
   shims: true,
-  external: ['undici', 'zod', 'msw', '@mswjs/interceptors'],
+  external: ['undici', 'zod', 'msw', '@mswjs/interceptors', 'chat-service-sdk'],
+  noExternal: ['cli-progress'],
   esbuildPlugins: [engineCheckFirst],
 })

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+/**
+ * `chat-service`, the package's command (package.json `bin`): the SDK's jobs from a terminal, a
+ * cron line or a CI step. This file hands the process to main.ts, where the logic is; usage:
+ * `chat-service --help`, guide: the README, "The `chat-service` command".
+ *
+ * @module
+ */
+import {} from '../engine-check.ts' // first: refuses an unsupported Node.js with one clear line
+import { main } from './main.ts'
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    // A defect of the command itself (main resolves with a status for everything it expects).
+    process.stderr.write(`chat-service: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  },
+)
