@@ -10,8 +10,10 @@ export default defineConfig({
     'testing/cli': 'src/testing/cli.ts',
     // The `chat-service` command (package.json `bin`): it loads the SDK by the package's own name
     // (external below), so it runs on the package's public API and shares one copy of it; cli-progress,
-    // a devDependency, is bundled in, so the runtime dependencies stay undici and zod. Its CommonJS
-    // build and types stay out of the package (`files`).
+    // a devDependency, is bundled in, so the runtime dependencies stay undici and zod. The bin is the
+    // CommonJS build: there the SDK's `require` runs only when a command needs it (help and --version
+    // skip loading undici and zod), and cli-progress's own `require`s work. Its ESM build and types
+    // stay out of the package (`files`).
     'cli/index': 'src/cli/bin.ts',
     // Imported first by each entry, kept a separate file (see scripts/engine-check-plugin.ts).
     'engine-check': 'src/engine-check.ts',

@@ -87,7 +87,10 @@ export function parseCommandLine(args: readonly string[]): Invocation {
       strict: true,
       allowPositionals: true,
       options: Object.fromEntries(
-        Object.entries(options).map(([name, option]) => [name, option.short === undefined ? { type: option.type } : { type: option.type, short: option.short }]),
+        Object.entries(options).map(([name, option]) => [
+          name,
+          option.short === undefined ? { type: option.type } : { type: option.type, short: option.short },
+        ]),
       ),
     })
   } catch (error) {

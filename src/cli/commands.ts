@@ -124,8 +124,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'Issue a signed chat token for an end user (POST /rest/v1/auth/token).',
     details:
       'On a terminal it prints the user, the agent and the expiry, not the token (a token in the\n' +
-      "scrollback is a secret anyone at the screen can copy): pipe it (`TOKEN=$(chat-service token issue\n" +
-      "--user-id u-42)`) or pass --show-token. Piped, the default output is the token alone on one line;\n" +
+      'scrollback is a secret anyone at the screen can copy): pipe it (`TOKEN=$(chat-service token issue\n' +
+      '--user-id u-42)`) or pass --show-token. Piped, the default output is the token alone on one line;\n' +
       '--format json or jsonl gives { token, user, agent, expiresIn }.',
     kind: 'token',
     options: {
@@ -176,8 +176,16 @@ Exit status: 0 done (or stopped by --max-items), 1 failure (resumable), 130 Ctrl
     kind: 'export',
     options: {
       out: { type: 'string', value: 'FILE', help: 'the JSON Lines file to write (required)' },
-      checkpoint: { type: 'string', value: 'CFILE', help: 'only what is new since CFILE, which is then updated (created on the first run)' },
-      shard: { type: 'string', value: 'I/N', help: 'only the conversations of shard I of N (I from 0, as Kubernetes JOB_COMPLETION_INDEX)' },
+      checkpoint: {
+        type: 'string',
+        value: 'CFILE',
+        help: 'only what is new since CFILE, which is then updated (created on the first run)',
+      },
+      shard: {
+        type: 'string',
+        value: 'I/N',
+        help: 'only the conversations of shard I of N (I from 0, as Kubernetes JOB_COMPLETION_INDEX)',
+      },
       concurrency: { type: 'string', value: 'N', help: 'requests in flight, 1 to 64 (default 8)' },
     },
   },

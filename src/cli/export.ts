@@ -76,7 +76,12 @@ interface CheckpointState {
   /** The run that has not finished, if one has not. */
   readonly run: RunState | null
   /** The last run that finished. */
-  readonly last: { readonly finishedAt: string; readonly out: string; readonly written: number; readonly summary: ListNewSummary | null } | null
+  readonly last: {
+    readonly finishedAt: string
+    readonly out: string
+    readonly written: number
+    readonly summary: ListNewSummary | null
+  } | null
 }
 
 /** A state file that this command did not write, or that does not fit this command line: exit status 1. */
@@ -271,7 +276,8 @@ export async function exportMessages(context: ExportContext): Promise<void> {
   const shard = shardOption(values, MAX_SHARDS, command)
   const concurrency = integerOption(values, 'concurrency', 1, Number.MAX_SAFE_INTEGER, command)
   const maxItems = integerOption(values, 'max-items', 1, Number.MAX_SAFE_INTEGER, command)
-  if (checkpointFile !== undefined && resolve(checkpointFile) === out) throw new UsageError('--out and --checkpoint must be different files', command)
+  if (checkpointFile !== undefined && resolve(checkpointFile) === out)
+    throw new UsageError('--out and --checkpoint must be different files', command)
   const shardText: ShardText = shard === undefined ? null : `${shard.index}/${shard.count}`
   const params = { limit: 100, ...(concurrency === undefined ? {} : { concurrency }), ...(shard === undefined ? {} : { shard }) }
   const where = `${context.client.baseUrl}${shard === undefined ? '' : ` (shard ${shard.index} of ${shard.count})`}`
@@ -291,7 +297,14 @@ async function withLock(stateFile: string, run: () => Promise<void>): Promise<vo
 }
 
 /** Without --checkpoint: every message, resumable from `OUT.cursor`. */
-async function fullExport(context: ExportContext, out: string, params: Params, where: string, shard: ShardText, maxItems: number | undefined): Promise<void> {
+async function fullExport(
+  context: ExportContext,
+  out: string,
+  params: Params,
+  where: string,
+  shard: ShardText,
+  maxItems: number | undefined,
+): Promise<void> {
   const cursorFile = `${out}.cursor`
   await withLock(cursorFile, async () => {
     const saved = await readCursorState(cursorFile, shard)
@@ -354,9 +367,12 @@ async function newSinceCheckpoint(
       await cutBack(unfinished.out, unfinished.bytes, checkpointFile, context)
       if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
     }
-    const changes = context.client.conversations.messages.listNew(saved === undefined ? params : { ...params, checkpoint: saved.checkpoint }, {
-      signal: context.signal,
-    })
+    const changes = context.client.conversations.messages.listNew(
+      saved === undefined ? params : { ...params, checkpoint: saved.checkpoint },
+      {
+        signal: context.signal,
+      },
+    )
     const output = await Output.open(out, 'a')
     const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
     const state = (run: RunState | null, last: CheckpointState['last']): CheckpointState => ({
@@ -409,7 +425,8 @@ function reportSummary(context: CommandContext, summary: ListNewSummary): void {
       (summary.scans > 1 ? ` (the list changed while it was read: ${summary.scans} scans)` : ''),
   )
   if (rewound.length > 0) {
-    const ids = rewound.slice(0, LIST_AT_MOST).join(', ') + (rewound.length > LIST_AT_MOST ? `, and ${rewound.length - LIST_AT_MOST} more` : '')
+    const ids =
+      rewound.slice(0, LIST_AT_MOST).join(', ') + (rewound.length > LIST_AT_MOST ? `, and ${rewound.length - LIST_AT_MOST} more` : '')
     context.note(
       `rewound (their stored messages no longer match the checkpoint, so they were read again from their first message and some lines repeat earlier ones; message ids tell them apart): ${ids}`,
     )

@@ -164,7 +164,7 @@ function tableWriter<T>(columns: readonly Column<T>[], out: Stdout): ListWriter<
     widths = headers.map((header, i) => Math.min(MAX_COLUMN, Math.max(width(header), ...rows.map((row) => width(row[i] ?? '')))))
     const terminal = out.columns
     const used = widths.slice(0, -1).reduce((sum, w) => sum + w + GAP.length, 0)
-    widths[widths.length - 1] = terminal === undefined ? Infinity : Math.max(MIN_LAST_COLUMN, terminal - used)
+    widths[widths.length - 1] = terminal === undefined || terminal <= 0 ? Infinity : Math.max(MIN_LAST_COLUMN, terminal - used)
     await out.write([headers, ...rows].map(line).join(''))
   }
   return {
@@ -181,7 +181,12 @@ function tableWriter<T>(columns: readonly Column<T>[], out: Stdout): ListWriter<
 }
 
 /** Writes one result in `format`; `rows` are the label and value of each line of the table. */
-export async function writeSingle(format: Format, value: unknown, rows: readonly (readonly [string, unknown])[], out: Stdout): Promise<void> {
+export async function writeSingle(
+  format: Format,
+  value: unknown,
+  rows: readonly (readonly [string, unknown])[],
+  out: Stdout,
+): Promise<void> {
   switch (format) {
     case 'jsonl':
       return out.write(`${JSON.stringify(value)}\n`)

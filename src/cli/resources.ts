@@ -124,7 +124,11 @@ async function agentsList(context: CommandContext): Promise<void> {
 /** `users list [--name N] [--email E] [--external-id ID]` */
 async function usersList(context: CommandContext): Promise<void> {
   const { values } = context
-  const filters = { name: stringOption(values, 'name'), email: stringOption(values, 'email'), external_id: stringOption(values, 'external-id') }
+  const filters = {
+    name: stringOption(values, 'name'),
+    email: stringOption(values, 'email'),
+    external_id: stringOption(values, 'external-id'),
+  }
   await writeList(context, USER_COLUMNS, (limit) => context.client.customerUsers.list({ ...filters, limit }, { signal: context.signal }))
 }
 
@@ -193,7 +197,8 @@ async function tokenIssue(context: CommandContext): Promise<void> {
     ['expires', expiry(lifetime, Date.now())],
   ]
   await writeSingle(format, value, rows, out)
-  if (!showToken) context.note('the token is not shown on a terminal (it would stay in the scrollback): pipe the output, or pass --show-token')
+  if (!showToken)
+    context.note('the token is not shown on a terminal (it would stay in the scrollback): pipe the output, or pass --show-token')
 }
 
 /** `conversations list` */
@@ -204,7 +209,9 @@ async function conversationsList(context: CommandContext): Promise<void> {
 /** `messages list CONVERSATION_ID` */
 async function messagesList(context: CommandContext): Promise<void> {
   const [conversationId] = context.positionals as [string]
-  await writeList(context, MESSAGE_COLUMNS, (limit) => context.client.conversations.messages.list(conversationId, { limit }, { signal: context.signal }))
+  await writeList(context, MESSAGE_COLUMNS, (limit) =>
+    context.client.conversations.messages.list(conversationId, { limit }, { signal: context.signal }),
+  )
 }
 
 /** A lookup that found nothing: exit status 1 with this message, nothing on stdout. */

@@ -51,7 +51,11 @@ class ConfigurationError extends Error {
 
 /** The variables the command needs and the environment lacks, said for a person at a shell (the SDK's own message speaks of options). */
 function checkEnvironment(env: NodeJS.ProcessEnv, baseUrl: string | undefined): void {
-  const needed = [...(baseUrl === undefined ? [ENVIRONMENT_VARIABLES.baseUrl] : []), ENVIRONMENT_VARIABLES.keyId, ENVIRONMENT_VARIABLES.keySecret]
+  const needed = [
+    ...(baseUrl === undefined ? [ENVIRONMENT_VARIABLES.baseUrl] : []),
+    ENVIRONMENT_VARIABLES.keyId,
+    ENVIRONMENT_VARIABLES.keySecret,
+  ]
   const missing = needed.filter((name) => (env[name] ?? '') === '')
   if (missing.length === 0) return
   throw new ConfigurationError(

@@ -1,0 +1,185 @@
+// Helpers of the `chat-service` tests: the command as a user gets it (the package built now, packed
+// by `npm pack` with the package's own `files`, unpacked into a fresh project's node_modules, its
+// dependencies linked), run as a child process against the fake service in listen mode.
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { build } from 'tsup'
+import { expect } from 'vitest'
+import type { FakeServerHandle } from 'chat-service-sdk/testing'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+/** The command, installed from the packed tarball. */
+export interface Installed {
+  /** The file package.json `bin` names for `chat-service`, in the installed package. */
+  readonly bin: string
+  /** A project directory whose node_modules holds the package (a place to run and write files). */
+  readonly dir: string
+  /** The paths the tarball holds (`package/...` stripped). */
+  readonly files: readonly string[]
+  remove(): void
+}
+
+/**
+ * Builds the package into a staging directory with the project's tsup config, packs it with
+ * `npm pack` (which applies package.json `files`), and unpacks the tarball into a fresh project's
+ * node_modules, linking the runtime dependencies. About 10 s; once per test file.
+ */
+export async function installPacked(): Promise<Installed> {
+  const staging = mkdtempSync(join(tmpdir(), 'chat-service-cli-pack-'))
+  const dir = mkdtempSync(join(tmpdir(), 'chat-service-cli-project-'))
+  for (const file of ['package.json', 'README.md', 'TESTING.md', 'CHANGELOG.md']) copyFileSync(join(root, file), join(staging, file))
+  await build({ outDir: join(staging, 'dist'), dts: false, sourcemap: false, silent: true })
+  const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', staging], {
+    cwd: staging,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+  const tarball = join(staging, packed.trim().split('\n').at(-1) ?? '')
+  const pkg = join(dir, 'node_modules', 'chat-service-sdk')
+  mkdirSync(pkg, { recursive: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1'])
+  const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^package\//, ''))
+  for (const name of ['undici', 'zod']) symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
+  rmSync(staging, { recursive: true, force: true })
+  const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { bin: Record<string, string> }
+  const bin = manifest.bin['chat-service']
+  if (bin === undefined) throw new Error('package.json bin has no chat-service')
+  return {
+    bin: join(pkg, bin),
+    dir,
+    files,
+    remove: () => {
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The environment of a user of `server`: the CHAT_SERVICE_* variables, nothing else of ours. */
+export function serviceEnv(server: FakeServerHandle): Record<string, string> {
+  const { baseUrl, keyId, keySecret } = server.clientOptions()
+  return { CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret }
+}
+
+/** This process's environment without anything that would change how the child runs or what it reads. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!name.startsWith('CHAT_SERVICE_') && name !== 'NODE_OPTIONS' && name !== 'NODE_PATH' && !name.startsWith('VITEST'))
+      env[name] = value
+  }
+  return env
+}
+
+/** What a finished run left. */
+export interface Ran {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** A run in progress. */
+export interface Running {
+  readonly child: ReturnType<typeof spawn>
+  stdout(): string
+  stderr(): string
+  readonly exit: Promise<Ran>
+}
+
+/** Options of a run. */
+export interface RunOptions {
+  readonly env?: Record<string, string | undefined>
+  readonly cwd?: string
+}
+
+/** Starts `chat-service args...` (the installed bin, on this Node.js). */
+export function startCli(installed: Installed, args: readonly string[], options: RunOptions = {}): Running {
+  const child = spawn(process.execPath, [installed.bin, ...args], {
+    cwd: options.cwd ?? installed.dir,
+    env: { ...baseEnv(), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exit = once(child, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+    stdout,
+    stderr,
+  }))
+  return { child, stdout: () => stdout, stderr: () => stderr, exit }
+}
+
+/** Runs `chat-service args...` to its end. */
+export function runCli(installed: Installed, args: readonly string[], options: RunOptions = {}): Promise<Ran> {
+  return startCli(installed, args, options).exit
+}
+
+/** Quotes `value` for a POSIX shell. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`
+}
+
+/**
+ * Runs `chat-service args...` on a terminal: a pseudo-terminal made by `script` (util-linux,
+ * in every Debian), 100 columns wide. Its stdout and stderr both go to the terminal: the text is
+ * what the person at it sees.
+ */
+export async function runOnTerminal(
+  installed: Installed,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<{ code: number | null; screen: string }> {
+  const command = [process.execPath, installed.bin, ...args].map(shellQuote).join(' ')
+  const ran = await new Promise<Ran>((resolve, reject) => {
+    const child = spawn('script', ['-q', '-e', '-c', `stty cols 100; exec ${command}`, '/dev/null'], {
+      cwd: options.cwd ?? installed.dir,
+      env: { ...baseEnv(), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+  return { code: ran.code, screen: ran.stdout.replaceAll('\r\n', '\n') }
+}
+
+/** JSON Lines as values, checking that every line is one JSON value. */
+export function jsonLines(text: string): unknown[] {
+  expect(text === '' || text.endsWith('\n'), 'JSON Lines end with a newline').toBe(true)
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => JSON.parse(line) as unknown)
+}
+
+/** Asserts that none of `secrets` appears in what a run wrote. */
+export function expectNoSecret(ran: { stdout?: string; stderr?: string; screen?: string }, secrets: readonly string[]): void {
+  const text = `${ran.stdout ?? ''}${ran.stderr ?? ''}${ran.screen ?? ''}`
+  for (const secret of secrets) expect(text.includes(secret), `a secret reached the output: ${text.slice(0, 500)}`).toBe(false)
+}
+
+/** Resolves once `check` holds (every 5 ms); rejects after `ms`. */
+export async function poll(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = performance.now() + ms
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error('Condition not met in time')
+    await sleep(5)
+  }
+}
