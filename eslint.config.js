@@ -39,6 +39,8 @@ export default tseslint.config(
     'src/pagination/**': ['resources', 'client', 'testing'],
     'src/resources/**': ['client', 'testing'],
     'src/testing/**': ['errors', 'schemas', 'core', 'internal', 'pagination', 'resources', 'client', 'index', 'version'],
+    // The `chat-service` command uses the SDK by the package's name only: its first consumer, on its public API.
+    'src/cli/**': ['errors', 'schemas', 'core', 'internal', 'pagination', 'resources', 'client', 'index', 'version', 'testing'],
   }),
 )
 

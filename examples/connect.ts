@@ -15,6 +15,40 @@ export interface Connection {
 /** Volumes of the embedded fake's dataset. */
 export const FAKE_VOLUMES = { agents: 5, customerUsers: 500, conversations: 60, messages: 10_000 }
 
+/** The service a command-line job talks to: its `CHAT_SERVICE_*` environment, and how to stop it. */
+export interface ServiceEnvironment {
+  /** `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and `CHAT_SERVICE_KEY_SECRET`. */
+  env: Record<string, string>
+  /** What it is, for the reader. */
+  description: string
+  /** Stops the embedded fake, if one was started. */
+  close: () => Promise<void>
+}
+
+/**
+ * The environment of the real service when CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID and
+ * CHAT_SERVICE_KEY_SECRET are set; else the embedded fake's (started here, with the same dataset as
+ * {@link connect}). For examples that run the `chat-service` command, which reads only the environment.
+ */
+export async function serviceEnvironment(): Promise<ServiceEnvironment> {
+  const { CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret } = process.env
+  if (baseUrl && keyId && keySecret) {
+    return { env: {}, description: `the service at ${baseUrl}`, close: async () => {} }
+  }
+  const seed = generateDataset({ seed: 42, ...FAKE_VOLUMES })
+  const key = seed.companies[0]?.keys[0]
+  if (key === undefined) throw new Error('generated dataset has no API key')
+  const server = await createFakeChatService({ seed }).listen()
+  const { agents, customerUsers, conversations, messages } = FAKE_VOLUMES
+  return {
+    env: { CHAT_SERVICE_BASE_URL: server.url, CHAT_SERVICE_KEY_ID: key.keyId, CHAT_SERVICE_KEY_SECRET: key.keySecret },
+    description:
+      `the embedded fake service at ${server.url} (CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET are not all set), ` +
+      `seeded with ${agents} agents, ${customerUsers} customer users, ${conversations} conversations and ${messages} messages`,
+    close: () => server.close(),
+  }
+}
+
 export async function connect(): Promise<Connection> {
   const { CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret } = process.env
   if (baseUrl && keyId && keySecret) {

@@ -17,7 +17,7 @@ npm run -s export-messages -- "$out/messages.jsonl" 2> "$out/export.err"
 tail -c 300 "$out/export.err"; echo
 lines=$(wc -l < "$out/messages.jsonl")
 [ "$lines" -eq 10000 ] || { echo "export wrote $lines lines, expected 10000"; exit 1; }
-# A finished export deletes its cursor file (examples/export-messages.ts), so the next run starts anew.
+# A finished export deletes its cursor file (`chat-service export`, which the example runs), so the next run starts anew.
 [ ! -e "$out/messages.jsonl.cursor" ] || { echo "export finished but left $out/messages.jsonl.cursor"; exit 1; }
 npm exec -- node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
@@ -26,3 +26,12 @@ npm exec -- node -e '
   if (ids.size !== 10000) throw new Error("expected 10000 distinct messages, got " + ids.size);
   console.log("export: 10000 distinct messages, every line a message");
 ' "$out/messages.jsonl"
+
+# The nightly job: the first run with a checkpoint writes every message, the next one nothing new.
+rm -f "$out/night-1.jsonl" "$out/night-2.jsonl" "$out/messages.checkpoint.json"
+npm run -s export-messages -- "$out/night-1.jsonl" --checkpoint "$out/messages.checkpoint.json" 2> "$out/export-night.err"
+npm run -s export-messages -- "$out/night-2.jsonl" --checkpoint "$out/messages.checkpoint.json" 2>> "$out/export-night.err"
+tail -n 2 "$out/export-night.err"
+cmp -s "$out/night-1.jsonl" "$out/messages.jsonl" || { echo "the first night's export differs from the full export"; exit 1; }
+[ ! -s "$out/night-2.jsonl" ] || { echo "the second night exported messages though nothing was added"; exit 1; }
+grep -q 'conversations: 0 new, 0 grown, 60 unchanged, 0 rewound, 0 deleted' "$out/export-night.err" || { echo "the second night's summary is wrong"; exit 1; }

@@ -127,8 +127,11 @@ export async function takeLock(path: string): Promise<Lock> {
       } catch {
         // A lock half written by a crash: its age decides.
       }
+      // Same host: gone unless its process runs, and that process is not this one (a container
+      // restarted in its pod runs with the pid the killed one had).
       const abandoned =
-        Date.now() - modified > LOCK_STALE_MS || (owner.host === me.host && typeof owner.pid === 'number' && !isRunning(owner.pid))
+        Date.now() - modified > LOCK_STALE_MS ||
+        (owner.host === me.host && typeof owner.pid === 'number' && (owner.pid === me.pid || !isRunning(owner.pid)))
       if (!abandoned) {
         throw new Error(
           `another export is running on these files (pid ${String(owner.pid)} on ${String(owner.host)}, since ${String(owner.since)}; ` +

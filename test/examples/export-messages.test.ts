@@ -1,7 +1,9 @@
-// examples/export-messages.ts as a user runs it: a child process (from source, no build) against
-// the fake service, stopped by SIGINT or SIGTERM mid-way, or killed (SIGKILL, a crash) after it
-// saved a cursor and wrote more lines; run again, the output must equal a full export byte for
-// byte: the same lines in the same order, none twice, none missing.
+// examples/export-messages.ts as a user of the repository runs it (`npm run export-messages`): the
+// package's `chat-service export` command run in-process, from source (no build), as a child
+// process against the fake service. It must pass its options through and keep the command's
+// promise: stopped by Ctrl-C mid-way and run again, the output equals a full export byte for byte.
+// The command itself (SIGTERM, SIGKILL, --checkpoint across nights, shards) is tested from the
+// packed tarball in test/cli/export.test.ts.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -35,8 +37,8 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step()
 })
 
-async function serve(latencyMs = 0): Promise<{ fake: FakeChatService; server: FakeServerHandle }> {
-  const fake = createFakeChatService({ seed: generateDataset(DATASET), latencyMs })
+async function serve(): Promise<{ fake: FakeChatService; server: FakeServerHandle }> {
+  const fake = createFakeChatService({ seed: generateDataset(DATASET) })
   const server = await fake.listen()
   cleanup.push(() => server.close())
   return { fake, server }
@@ -48,10 +50,10 @@ async function workDir(): Promise<string> {
   return dir
 }
 
-/** Starts the example on `output`, against `server` (through the environment, as against a real service). */
-function startExport(server: FakeServerHandle, output: string): Export {
+/** Starts the example with `args` (the output file, then options), against `server` (through the environment, as against a real service). */
+function startExport(server: FakeServerHandle, args: readonly string[]): Export {
   const { baseUrl, keyId, keySecret } = server.clientOptions()
-  const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, EXAMPLE, output], {
+  const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, EXAMPLE, ...args], {
     cwd: ROOT,
     env: { ...process.env, CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -72,8 +74,8 @@ function startExport(server: FakeServerHandle, output: string): Export {
   return { child, exit }
 }
 
-async function exportToEnd(server: FakeServerHandle, output: string): Promise<Exit> {
-  const exit = await startExport(server, output).exit
+async function exportToEnd(server: FakeServerHandle, args: readonly string[]): Promise<Exit> {
+  const exit = await startExport(server, args).exit
   expect(exit, exit.stderr).toMatchObject({ code: 0, signal: null })
   return exit
 }
@@ -122,7 +124,7 @@ beforeAll(async () => {
   const server = await fake.listen()
   const dir = await mkdtemp(join(tmpdir(), 'export-messages-reference-'))
   try {
-    await exportToEnd(server, join(dir, 'reference.jsonl'))
+    await exportToEnd(server, [join(dir, 'reference.jsonl')])
     reference = await readFile(join(dir, 'reference.jsonl'), 'utf8')
   } finally {
     await server.close()
@@ -139,11 +141,8 @@ async function expectFullExport(resumed: string): Promise<void> {
   expect(got === reference).toBe(true) // same lines, same order (compared whole: a diff of 10,000 lines helps nobody)
 }
 
-describe('export-messages: stop, resume, and get a full export', () => {
-  it.each([
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const)('stopped by %s mid-way (exit %i), run again: appends the rest', { timeout: 60_000 }, async (signal, status) => {
+describe('export-messages: the chat-service export command', () => {
+  it('stopped by SIGINT mid-way (exit 130), run again: appends the rest', { timeout: 60_000 }, async () => {
     const { fake, server } = await serve()
     const dir = await workDir()
     const output = join(dir, 'messages.jsonl')
@@ -152,51 +151,31 @@ describe('export-messages: stop, resume, and get a full export', () => {
     // The 31st conversation's first page is held back, so the signal surely comes mid-way.
     const held = messagesPath(fake, 30)
     fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path: held } })
-    const first = startExport(server, output)
+    const first = startExport(server, [output])
     await poll(async () => fake.requests.some((request) => request.path === held))
-    first.child.kill(signal)
+    first.child.kill('SIGINT')
     const stopped = await first.exit
-    expect(stopped, stopped.stderr).toMatchObject({ code: status, signal: null })
-    expect(stopped.stderr).toContain(`stopped by ${signal}`)
-    expect(await exists(cursorFile)).toBe(true)
+    expect(stopped, stopped.stderr).toMatchObject({ code: 130, signal: null })
+    expect(stopped.stderr).toContain('stopped by SIGINT')
     const partial = (await readFile(output, 'utf8')).split('\n').slice(0, -1)
     expect(partial.length).toBeGreaterThan(0)
     expect(partial.length).toBeLessThan(DATASET.messages)
     expect(await checkpointIn(cursorFile)).toMatchObject({ done: partial.length, bytes: await sizeOf(output) })
 
-    const second = await exportToEnd(server, output)
+    const second = await exportToEnd(server, [output])
     expect(second.stderr).toContain(`resuming after message ${partial.length}`)
     expect(await exists(cursorFile)).toBe(false) // finished: the next run starts a new export
     await expectFullExport(output)
   })
 
-  it(
-    'killed (SIGKILL) after lines past the saved cursor were written: the next run cuts them and resumes exactly',
-    { timeout: 60_000 },
-    async () => {
-      // 100 ms a request: the export takes a few seconds, so a cursor is saved (about every second) before the kill.
-      const { fake, server } = await serve(100)
-      const dir = await workDir()
-      const output = join(dir, 'messages.jsonl')
-      const cursorFile = `${output}.cursor`
-      // A late conversation is held back, so the export cannot finish before the kill.
-      fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path: messagesPath(fake, 57) } })
-
-      const first = startExport(server, output)
-      await poll(async () => {
-        const saved = await checkpointIn(cursorFile)
-        return saved !== undefined && (await sizeOf(output)) > saved.bytes
-      })
-      first.child.kill('SIGKILL')
-      expect((await first.exit).signal).toBe('SIGKILL')
-      fake.clearFaults() // the hold, if the killed run never reached it
-      // The crash left lines after the saved point (and maybe half a line).
-      const saved = (await checkpointIn(cursorFile)) as { done: number; bytes: number }
-      expect(await sizeOf(output)).toBeGreaterThan(saved.bytes)
-
-      const second = await exportToEnd(server, output)
-      expect(second.stderr).toContain(`resuming after message ${saved.done}`)
-      await expectFullExport(output)
-    },
-  )
+  it('passes the options after the output file to the command: --checkpoint makes it the nightly job', { timeout: 60_000 }, async () => {
+    const { server } = await serve()
+    const dir = await workDir()
+    const output = join(dir, 'night.jsonl')
+    const checkpoint = join(dir, 'messages.checkpoint.json')
+    const ran = await exportToEnd(server, [output, '--checkpoint', checkpoint])
+    expect(ran.stderr).toContain(`checkpoint saved in ${checkpoint}`)
+    expect(JSON.parse(await readFile(checkpoint, 'utf8'))).toMatchObject({ version: 1, run: null })
+    await expectFullExport(output)
+  })
 })
