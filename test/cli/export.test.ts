@@ -53,8 +53,8 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step()
 })
 
-async function serve(latencyMs = 0): Promise<Service> {
-  const fake = createFakeChatService({ seed: generateDataset(DATASET), latencyMs })
+async function serve(): Promise<Service> {
+  const fake = createFakeChatService({ seed: generateDataset(DATASET) })
   const server = await fake.listen()
   cleanup.push(() => server.close())
   return { fake, server, env: serviceEnv(server), company: fake.companyIds()[0] ?? '' }
@@ -170,9 +170,11 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
   })
 
   it('killed (SIGKILL) after lines past the saved point were written: the next run cuts them and resumes exactly', async () => {
-    // 20 ms a request: the export takes a few seconds, so its state is saved (about every second) before the kill.
-    const service = await serve(20)
+    const service = await serve()
     const out = file('messages.jsonl')
+    // Conversation 20 comes 1.5 s late, so the state is surely saved (about every second) on its
+    // first message, and more lines follow before conversation 57, held until the kill.
+    service.fake.failNext(1, { delayMs: 1_500, match: { method: 'GET', path: messagesPath(service, 20) } })
     hold(service, 57)
     const first = start(service, ['--out', out])
     await poll(async () => {
@@ -321,11 +323,12 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
     await expectContent(night2, linesOf(service, added))
   })
 
-  it('killed (SIGKILL) in its first night, even before its first save: the next run cuts the output back and finishes it exactly', async () => {
-    const service = await serve(20)
+  it('killed (SIGKILL) in its first night, early (no periodic save yet, most likely): the next run cuts the output back and finishes it exactly', async () => {
+    const service = await serve()
     const checkpoint = file('messages.checkpoint.json')
     const out = file('night-1.jsonl')
-    hold(service, 57)
+    // The checkpoint file names the run and its starting length before the first line is written.
+    hold(service, 5)
     const first = start(service, ['--out', out, '--checkpoint', checkpoint])
     await poll(async () => {
       const saved = (await readJson(checkpoint)) as { run?: { bytes: number } } | undefined
