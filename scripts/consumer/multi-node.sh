@@ -35,7 +35,8 @@
 #
 # Each version passes when the quickstart exits 0 and prints "agents: 5 ", "customer users: 500",
 # "conversations: 60", "messages: 10000" and "Using the embedded fake service" (and no key
-# secret), and `require()` of both entries works. Prints "multi-node: node vX.Y.Z: ok (N s)" per
+# secret), `require()` of both entries works, and the `chat-service` bin (as npm linked it) prints
+# the fake's 5 agents (chat-service-fake on a free port). Prints "multi-node: node vX.Y.Z: ok (N s)" per
 # version, the time of each part, and last "multi-node: N passed, N failed"; exit 1 on any failure.
 set -euo pipefail
 PREFIX=multi-node
@@ -193,6 +194,27 @@ check_version() { # check_version NAME VERSION
     if (!require.resolve("chat-service-sdk").endsWith("/dist/index.cjs")) throw new Error("require resolved " + require.resolve("chat-service-sdk"))
     console.log("require: ok, VERSION", sdk.VERSION)
   ')
+  check_command "$bin" "$version"
+}
+
+check_command() { # check_command NODE VERSION: the chat-service bin, as npm linked it, against chat-service-fake
+  local bin=$1 version=$2 fake_json=$WORK/fake-$2.json fake agents
+  echo "+ node_modules/.bin/chat-service --version, agents list (node $version)"
+  (cd "$PROJECT" && "$bin" node_modules/.bin/chat-service --version)
+  (cd "$PROJECT" && exec "$bin" node_modules/.bin/chat-service-fake --port 0 --json) >"$fake_json" &
+  fake=$!
+  for _ in $(seq 100); do [ -s "$fake_json" ] && break; sleep 0.1; done
+  agents=$(cd "$PROJECT" && eval "$("$bin" -e '
+    const o = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+    console.log(`export CHAT_SERVICE_BASE_URL=${o.baseUrl} CHAT_SERVICE_KEY_ID=${o.keyId} CHAT_SERVICE_KEY_SECRET=${o.keySecret}`)
+  ' "$fake_json")" && "$bin" node_modules/.bin/chat-service agents list | wc -l) || agents=failed
+  kill "$fake" 2>/dev/null || true
+  wait "$fake" 2>/dev/null || true
+  echo "chat-service agents list: $agents lines"
+  [ "$agents" = 5 ] || {
+    echo "chat-service agents list printed $agents lines, expected the fake's 5 agents"
+    return 1
+  }
 }
 
 echo "$PREFIX: entry files: $(cd "$PROJECT" && ls quickstart.ts connect.ts | tr '\n' ' ')(from examples/)"

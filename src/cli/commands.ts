@@ -12,6 +12,8 @@ export interface OptionSpec {
   readonly short?: string
   /** What the value is called in the help text (`N`, `FILE`). Only for `type: 'string'`. */
   readonly value?: string
+  /** Whether the command needs it (shown without brackets in the usage line; checked by the command). */
+  readonly required?: boolean
   readonly help: string
 }
 
@@ -90,7 +92,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Exit status 1, with a message on stderr and nothing on stdout, when no customer user has this\n' +
       'external_id, or when several have it (the service does not say that external ids are unique).',
     kind: 'single',
-    options: { 'external-id': { type: 'string', value: 'ID', help: "the calling system's own user id (required)" } },
+    options: { 'external-id': { type: 'string', value: 'ID', required: true, help: "the calling system's own user id (required)" } },
   },
   {
     words: ['users', 'list'],
@@ -129,7 +131,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       '--format json or jsonl gives { token, user, agent, expiresIn }.',
     kind: 'token',
     options: {
-      'user-id': { type: 'string', value: 'ID', help: "the calling system's id of the end user (required)" },
+      'user-id': { type: 'string', value: 'ID', required: true, help: "the calling system's id of the end user (required)" },
       'agent-id': { type: 'string', value: 'ID', help: 'the agent to bind the token to (see `agents list --active`)' },
       'expires-in': { type: 'string', value: 'DURATION', help: 'lifetime: whole hours or days, e.g. 12h or 7d (default 24h)' },
       'show-token': { type: 'boolean', help: 'print the token on a terminal too' },
@@ -175,7 +177,7 @@ and keep N from run to run.
 Exit status: 0 done (or stopped by --max-items), 1 failure (resumable), 130 Ctrl-C, 143 SIGTERM.`,
     kind: 'export',
     options: {
-      out: { type: 'string', value: 'FILE', help: 'the JSON Lines file to write (required)' },
+      out: { type: 'string', value: 'FILE', required: true, help: 'the JSON Lines file to write (required)' },
       checkpoint: {
         type: 'string',
         value: 'CFILE',
@@ -217,7 +219,10 @@ function optionLines(options: Readonly<Record<string, OptionSpec>>): string {
 export function commandHelp(spec: CommandSpec): string {
   const positionals = spec.positionals.map((name) => ` ${name}`).join('')
   const own = Object.entries(spec.options)
-    .map(([name, option]) => (option.value === undefined ? ` [--${name}]` : ` [--${name} ${option.value}]`))
+    .map(([name, option]) => {
+      const text = option.value === undefined ? `--${name}` : `--${name} ${option.value}`
+      return option.required === true ? ` ${text}` : ` [${text}]`
+    })
     .join('')
   const text = [
     `Usage: chat-service ${commandName(spec)}${positionals}${own} [options]`,
