@@ -169,6 +169,25 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     expect(await exists(`${out}.cursor`)).toBe(false)
   })
 
+  it('data added between a stop and the resume: the resumed export has what lies past where it stopped, each line once', async () => {
+    const service = await serve()
+    const out = file('messages.jsonl')
+    const conversations = service.fake.listConversations(service.company)
+    const held = hold(service, 30)
+    const first = start(service, ['--out', out])
+    await poll(() => service.fake.requests.some((request) => request.path === held))
+    first.child.kill('SIGINT')
+    expect((await first.exit).code).toBe(130)
+    service.fake.clearFaults()
+    // Conversations 0 to 29 are written (30 was held): what is added before that point is not part of this export.
+    expect(await readFile(out, 'utf8')).toBe(lines(service, conversations.slice(0, 30)))
+    const written = lines(service, conversations.slice(0, 30))
+    aDayPasses(service, 2) // messages in conversations 3 and 41, and a new conversation at the end of the list
+
+    await exportToEnd(service, ['--out', out])
+    await expectContent(out, written + lines(service, service.fake.listConversations(service.company).slice(30)))
+  })
+
   it('killed (SIGKILL) after lines past the saved point were written: the next run cuts them and resumes exactly', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
