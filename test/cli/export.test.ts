@@ -149,7 +149,7 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     const out = file('messages.jsonl')
     const held = hold(service, 30)
     const first = start(service, ['--out', out])
-    await poll(() => service.fake.requests.some((request) => request.path === held))
+    await poll(async () => service.fake.requests.some((request) => request.path === held) && (await sizeOf(out)) > 0)
     if (signal === 'SIGINT') {
       // Not a terminal: a plain progress line every 5 s, with the rate and the time left.
       await poll(() => /exported \d+ of \d+ messages \(\d+\.\d%\), [\d,]+ messages\/s, ETA \S+\n/.test(first.stderr()))
@@ -173,15 +173,15 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     const service = await serve()
     const out = file('messages.jsonl')
     const conversations = service.fake.listConversations(service.company)
-    const held = hold(service, 30)
+    hold(service, 30)
     const first = start(service, ['--out', out])
-    await poll(() => service.fake.requests.some((request) => request.path === held))
+    // Stopped once conversations 0 to 29 are written (30 is held): what is added before that point is not part of this export.
+    const written = lines(service, conversations.slice(0, 30))
+    await poll(async () => (await sizeOf(out)) === Buffer.byteLength(written))
     first.child.kill('SIGINT')
     expect((await first.exit).code).toBe(130)
     service.fake.clearFaults()
-    // Conversations 0 to 29 are written (30 was held): what is added before that point is not part of this export.
-    expect(await readFile(out, 'utf8')).toBe(lines(service, conversations.slice(0, 30)))
-    const written = lines(service, conversations.slice(0, 30))
+    expect(await readFile(out, 'utf8')).toBe(written)
     aDayPasses(service, 2) // messages in conversations 3 and 41, and a new conversation at the end of the list
 
     await exportToEnd(service, ['--out', out])
@@ -328,7 +328,7 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
     const held = hold(service, 30)
     const sent = service.fake.requests.length
     const first = start(service, ['--out', night2, '--checkpoint', checkpoint])
-    await poll(() => service.fake.requests.slice(sent).some((request) => request.path === held))
+    await poll(async () => service.fake.requests.slice(sent).some((request) => request.path === held) && (await sizeOf(night2)) > 0)
     first.child.kill('SIGINT')
     const stopped = await first.exit
     expect(stopped, stopped.stderr).toMatchObject({ code: 130, stdout: '' })

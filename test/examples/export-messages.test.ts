@@ -152,7 +152,7 @@ describe('export-messages: the chat-service export command', () => {
     const held = messagesPath(fake, 30)
     fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path: held } })
     const first = startExport(server, [output])
-    await poll(async () => fake.requests.some((request) => request.path === held))
+    await poll(async () => fake.requests.some((request) => request.path === held) && (await sizeOf(output)) > 0)
     first.child.kill('SIGINT')
     const stopped = await first.exit
     expect(stopped, stopped.stderr).toMatchObject({ code: 130, signal: null })
