@@ -218,6 +218,17 @@ export class ChatServiceClient implements AsyncDisposable {
     return Promise.resolve()
   }
 
+  /**
+   * When the client-wide pause after a 429 ends, or `undefined` while calls are not paused. The
+   * pause is shared by this client, the client it derives from and every client derived from them:
+   * after a 429, new attempts wait until then (or, with `rateLimitPause: 'fail'`, are refused with
+   * RateLimitError); requests already in flight go on.
+   */
+  get rateLimitedUntil(): Date | undefined {
+    const until = this.#transport.rateLimitedUntil
+    return until === undefined ? undefined : new Date(until)
+  }
+
   /** Same as {@link ChatServiceClient.close}; lets you write `await using client = new ChatServiceClient(...)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close()
@@ -262,6 +273,18 @@ function fromEnvironment(
     return ''
   }
   const resolved = { baseUrl: pick('baseUrl'), keyId: String(pick('keyId')), keySecret: String(pick('keySecret')) }
+  for (const name of ['keyId', 'keySecret'] as const) {
+    const value = resolved[name]
+    if (value !== '' && value.trim() !== value) {
+      // Never the value itself: for keySecret it is the secret.
+      const from = options[name] === undefined ? ` (from ${ENVIRONMENT_VARIABLES[name]})` : ''
+      issues.push({
+        path: [name],
+        code: 'invalid_format',
+        message: `${name} starts or ends with whitespace${from}, which the service would refuse with 401: trim it (a secrets file often ends in a newline)`,
+      })
+    }
+  }
   if (issues.length > 0) throw new RequestValidationError('new ChatServiceClient', issues)
   return resolved
 }

@@ -9,7 +9,7 @@ export type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions
 export { DEFAULT_CONNECTIONS, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from './core/options.ts'
 export type { Logger, LogLevel } from './core/logger.ts'
 export type { APIResponse, ResponseValidation, WithResponse } from './core/response.ts'
-export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from './core/retry.ts'
+export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS, RETRYABLE_STATUSES } from './core/retry.ts'
 export { TRACING_CHANNEL, type RequestTrace } from './core/tracing.ts'
 export * from './errors/index.ts'
 export { Page } from './pagination/page.ts'

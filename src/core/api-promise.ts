@@ -1,3 +1,4 @@
+import { ChatServiceError } from '../errors/errors.ts'
 import type { WithResponse } from './response.ts'
 
 /**
@@ -6,8 +7,11 @@ import type { WithResponse } from './response.ts'
  */
 export let createAPIPromise: <T>(response: Promise<WithResponse<T>>) => APIPromise<T>
 
+/** The executor of `new Promise(executor)`. */
+type Executor<T> = (resolve: (value: T | PromiseLike<T>) => void, reject: (reason?: unknown) => void) => void
+
 /**
- * What every method that returns one result gives back: a promise of the result (`await` it as
+ * What every method that returns one result gives back: a `Promise` of the result (`await` it as
  * usual) that can also tell you about the response it came from.
  *
  * ```ts
@@ -16,53 +20,57 @@ export let createAPIPromise: <T>(response: Promise<WithResponse<T>>) => APIPromi
  * response.status; response.headers['x-request-id']; response.requestId
  * ```
  *
- * The request starts at once. A failure reaches every `await`, `then`, `catch` and
- * `withResponse()`, but an APIPromise nobody has awaited yet does not crash the process with an
- * unhandled rejection while you are busy elsewhere. Errors are the method's own (see its `@throws`).
+ * The request starts at once. It is a real `Promise` (`instanceof Promise`), so it behaves like
+ * one: a failure reaches every `await`, `then`, `catch` and `withResponse()`, and a failed call that
+ * nothing ever handles is an `unhandledRejection`, as for any promise (Node's default then ends the
+ * process), so a forgotten `await` does not hide a failure; ESLint's
+ * `@typescript-eslint/no-floating-promises` flags one. `then`, `catch` and `finally` return plain
+ * Promises. Errors are the method's own (see its `@throws`).
  */
-export class APIPromise<T> implements PromiseLike<T> {
-  readonly #response: Promise<WithResponse<T>>
-  #data: Promise<T> | undefined
+export class APIPromise<T> extends Promise<T> {
+  /** The call's `{ data, response }`; `undefined` for an APIPromise made by a static `Promise` method (`APIPromise.resolve(x)`). */
+  readonly #response: Promise<WithResponse<T>> | undefined
 
   static {
-    createAPIPromise = (response) => new APIPromise(response)
+    createAPIPromise = <T>(response: Promise<WithResponse<T>>) => new APIPromise<T>(response)
+    // `then`, `catch` and `finally` make plain Promises: only the SDK's methods make an APIPromise.
+    Reflect.defineProperty(APIPromise, Symbol.species, { get: () => Promise, configurable: true })
   }
 
-  /** Made by the SDK's methods only. */
-  private constructor(response: Promise<WithResponse<T>>) {
-    response.catch(() => undefined)
-    this.#response = response
+  /** Made by the SDK's methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */
+  private constructor(source: Promise<WithResponse<T>> | Executor<T>) {
+    super(
+      typeof source === 'function'
+        ? source
+        : (resolve, reject) => {
+            source.then((result) => {
+              resolve(result.data)
+            }, reject)
+          },
+    )
+    this.#response = typeof source === 'function' ? undefined : source
   }
 
-  /** Resolves with `{ data, response }`: the result, and the status, headers and request id of its response. */
+  /**
+   * Resolves with `{ data, response }`: the result, and the status, headers and request id of its
+   * response. The call's error reaches you through the promise this returns (handle it there).
+   */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#response
-  }
-
-  /** Resolves with the result; rejects with the call's error. */
-  then<R1 = T, R2 = never>(
-    onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
-    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
-  ): Promise<R1 | R2> {
-    return this.#result().then(onfulfilled, onrejected)
-  }
-
-  /** Handles the call's error. */
-  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
-    return this.#result().catch(onrejected)
-  }
-
-  /** Runs `onfinally` once the call has settled. */
-  finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.#result().finally(onfinally)
+    const response = this.#response
+    if (response === undefined)
+      return Promise.reject(new ChatServiceError('This APIPromise was not made by an SDK call: it has no response'))
+    // Whoever asks for the response handles the call's failure there: the result promise itself
+    // need not be handled too.
+    this.then(undefined, ignore)
+    return response.then((result) => result)
   }
 
   /** `'APIPromise'`, for `Object.prototype.toString` and `util.inspect`. */
-  get [Symbol.toStringTag](): string {
+  override get [Symbol.toStringTag](): string {
     return 'APIPromise'
   }
+}
 
-  #result(): Promise<T> {
-    return (this.#data ??= this.#response.then((result) => result.data))
-  }
+function ignore(): void {
+  // A rejection handled elsewhere.
 }

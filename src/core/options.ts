@@ -44,6 +44,22 @@ export interface ClientOptions {
   /** Retries after the first attempt for retryable failures (default 2; 0 disables; at most 100). */
   maxRetries?: number | undefined
   /**
+   * Deadline of a whole call in ms (1 to 2,147,483,647; default none): every attempt, the waits
+   * between them (backoff, `Retry-After`) and the wait for the client's 429 pause. A wait that
+   * cannot end before the deadline is not started; each attempt's own deadline is cut to what is
+   * left. When it runs out the call rejects with `APITimeoutError` whose `cause` is the error of the
+   * last attempt that ended, if one did. A list's `totalTimeout` bounds each page's request, not
+   * the iteration (stop an iteration with `signal`).
+   */
+  totalTimeout?: number | undefined
+  /**
+   * What a call does while the client is paused after a 429 (default `'wait'`): `'wait'` waits the
+   * pause out (within `totalTimeout`, if set); `'fail'` rejects at once, sending nothing, with the
+   * `RateLimitError` of the 429 that started the pause, `retryAfterMs` being what is left of it
+   * (for a login path that would rather answer "busy" than wait).
+   */
+  rateLimitPause?: 'wait' | 'fail' | undefined
+  /**
    * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
    * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.
    * Default: a keep-alive HTTP/1.1 `Agent` owned by the client. An HTTP/2 dispatcher
@@ -96,17 +112,36 @@ export interface ClientOptions {
  */
 export type ClientOverrides = Pick<
   ClientOptions,
-  'timeout' | 'maxRetries' | 'headers' | 'logger' | 'logLevel' | 'maxResponseBytes' | 'responseValidation' | 'compression'
+  | 'timeout'
+  | 'maxRetries'
+  | 'totalTimeout'
+  | 'rateLimitPause'
+  | 'headers'
+  | 'logger'
+  | 'logLevel'
+  | 'maxResponseBytes'
+  | 'responseValidation'
+  | 'compression'
 >
 
 /** Options every method takes as its last argument. They override the client's for one call. */
 export interface RequestOptions {
-  /** Aborts the call, during a request or a retry wait; the call rejects with `APIUserAbortError`. */
+  /**
+   * Aborts the call, during a request, a retry wait or the wait for the client's 429 pause; the call
+   * rejects with `APIUserAbortError`, whose `cause` is the signal's `reason`.
+   */
   signal?: AbortSignal | undefined
   /** Deadline of each attempt of this call in ms (1 to 2,147,483,647); see {@link ClientOptions.timeout}. */
   timeout?: number | undefined
   /** Retries for this call (0 disables, e.g. for token issuance if you prefer; at most 100). */
   maxRetries?: number | undefined
+  /**
+   * Deadline of this whole call in ms, retries and waits included; see {@link ClientOptions.totalTimeout}.
+   * For a list: of each page's request.
+   */
+  totalTimeout?: number | undefined
+  /** `'wait'` or `'fail'` while the client is paused after a 429; see {@link ClientOptions.rateLimitPause}. */
+  rateLimitPause?: 'wait' | 'fail' | undefined
   /** Extra headers for this call, merged over the client's; same rules as {@link ClientOptions.headers}. */
   headers?: Record<string, string> | undefined
   /** {@link ClientOptions.responseValidation} for this call. */

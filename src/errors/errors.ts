@@ -4,6 +4,7 @@
  * of issued tokens before an error is built, so `String(error)`, `util.inspect(error)` and
  * `JSON.stringify(error)` are safe to log.
  */
+import { RETRYABLE_STATUSES, serverRequestedDelay } from './retry-after.ts'
 
 /** One problem found by a schema: where it is (`path`, keys and indexes) and what is wrong. */
 export interface ValidationIssue {
@@ -22,13 +23,33 @@ export interface ValidationIssue {
  */
 const BRANDS = Symbol.for('chat-service-sdk.error.brands')
 
-/** Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. */
+/** The options of {@link ChatServiceError}'s constructor: `cause`, and whether the error is `retryable`. */
+export interface ChatServiceErrorOptions extends ErrorOptions {
+  /** See {@link ChatServiceError.retryable} (default `false`). */
+  readonly retryable?: boolean | undefined
+}
+
+/**
+ * Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. Thrown as
+ * itself for a closed client, a request the SDK cancelled, or a result it cannot give (two customer
+ * users with one `external_id`): `retryable: false`.
+ */
 export class ChatServiceError extends Error {
   /** Always `'ChatServiceError'`. */
   override readonly name: string = 'ChatServiceError'
+  /**
+   * Whether the same call may succeed if you make it again later: `true` for a connection failure
+   * or timeout and for the statuses the SDK retries (408, 429, 500, 502, 503, 504), `false` for
+   * everything that would fail the same way (a 4xx, bad input, a response that does not match its
+   * schema, your own abort, a closed client). Hand it to your job queue to choose between retry and
+   * give up. The SDK has already made its own retries (`maxRetries`) before throwing.
+   */
+  readonly retryable: boolean
 
-  constructor(message?: string, options?: ErrorOptions) {
-    super(message, options)
+  constructor(message?: string, options?: ChatServiceErrorOptions) {
+    const { retryable = false, ...errorOptions } = options ?? {}
+    super(message, 'cause' in errorOptions ? errorOptions : undefined)
+    this.retryable = retryable
     Object.defineProperty(this, BRANDS, { value: brandsOf(new.target) })
   }
 
@@ -84,6 +105,11 @@ export interface APIErrorInit {
   readonly path: string
   /** The `x-request-id` response header, when the service sent one. */
   readonly requestId?: string | undefined
+  /**
+   * For a 429: the wait the service asked for, in ms, when it is not the response's own
+   * `Retry-After` (the SDK passes what is left of the client's pause). Default: read from `headers`.
+   */
+  readonly retryAfterMs?: number | undefined
 }
 
 /**
@@ -110,8 +136,9 @@ export class APIError extends ChatServiceError {
   /** The `x-request-id` response header (quote it in support tickets); `undefined` when absent. */
   readonly requestId: string | undefined
 
+  /** `retryable` follows the status: `true` for 408, 429, 500, 502, 503 and 504. */
   constructor(init: APIErrorInit, message?: string) {
-    super(message ?? describeStatus(init))
+    super(message ?? describeStatus(init), { retryable: RETRYABLE_STATUSES.includes(init.status) })
     this.status = init.status
     this.headers = init.headers
     this.body = init.body
@@ -151,18 +178,42 @@ export class UnprocessableEntityError extends APIError {
   /** Always `'UnprocessableEntityError'`. */
   override readonly name: string = 'UnprocessableEntityError'
 }
-/** HTTP 429: rate limited. Retried automatically, honouring `Retry-After`; thrown once retries run out. */
+/**
+ * HTTP 429: rate limited. Retried automatically, honouring `Retry-After`; thrown once retries run
+ * out, or at once for a call made with `rateLimitPause: 'fail'` while the client is paused after a
+ * 429 (then nothing was sent, and `status`, `headers`, `body` and `requestId` are those of the 429
+ * that started the pause). `retryable: true`.
+ */
 export class RateLimitError extends APIError {
   /** Always `'RateLimitError'`. */
   override readonly name: string = 'RateLimitError'
+  /**
+   * How long the service asked to wait, in ms: from `retry-after-ms`, or `Retry-After` in seconds or
+   * as an HTTP date (counted from when the error was made); for a call refused by
+   * `rateLimitPause: 'fail'`, what is left of the client's pause. `undefined` when the service did
+   * not say.
+   */
+  readonly retryAfterMs: number | undefined
+
+  constructor(init: APIErrorInit, message?: string) {
+    super(init, message)
+    this.retryAfterMs = init.retryAfterMs ?? serverRequestedDelay(init.headers)
+  }
 }
-/** HTTP 500 or above: the service failed. 500, 502, 503 and 504 are retried before this is thrown. */
+/**
+ * HTTP 500 or above: the service failed. 500, 502, 503 and 504 are retried before this is thrown
+ * (`retryable: true`); other statuses, such as 501, are not (`retryable: false`).
+ */
 export class InternalServerError extends APIError {
   /** Always `'InternalServerError'`. */
   override readonly name: string = 'InternalServerError'
 }
 
-/** No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the underlying error. */
+/**
+ * No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the
+ * underlying error. `retryable: true`, except for failures that repeat on every attempt (an
+ * untrusted TLS certificate, an invalid argument, a closed dispatcher), which are not retried either.
+ */
 export class APIConnectionError extends ChatServiceError {
   /** Always `'APIConnectionError'`. */
   override readonly name: string = 'APIConnectionError'
@@ -171,8 +222,11 @@ export class APIConnectionError extends ChatServiceError {
   /** Request path with query string. */
   readonly path: string
 
-  constructor(init: { method: string; path: string; message?: string; cause?: unknown }) {
-    super(init.message ?? `Connection error: ${init.method} ${init.path}`, init.cause === undefined ? undefined : { cause: init.cause })
+  constructor(init: { method: string; path: string; message?: string; cause?: unknown; retryable?: boolean | undefined }) {
+    super(init.message ?? `Connection error: ${init.method} ${init.path}`, {
+      ...(init.cause === undefined ? {} : { cause: init.cause }),
+      retryable: init.retryable ?? true,
+    })
     this.method = init.method
     this.path = init.path
   }
@@ -180,14 +234,20 @@ export class APIConnectionError extends ChatServiceError {
 
 /**
  * An attempt took longer than the `timeout` option (ms), counted from the attempt's start (a wait
- * for a free pooled socket and the connect included) to the last body byte.
+ * for a free pooled socket and the connect included) to the last body byte; or the whole call ran
+ * out of its `totalTimeout` (then `cause` is the last attempt's error, when an attempt ended before:
+ * e.g. the `InternalServerError` of a 503). `retryable: true`.
  */
 export class APITimeoutError extends APIConnectionError {
   /** Always `'APITimeoutError'`. */
   override readonly name: string = 'APITimeoutError'
 }
 
-/** The caller's `AbortSignal` fired, during a request or while waiting to retry. Never retried. */
+/**
+ * The caller's `AbortSignal` fired, during a request, while waiting to retry, or while waiting out
+ * the client's 429 pause (the message says which). `cause` is the signal's `reason` (for
+ * `AbortSignal.timeout()`, a `TimeoutError`). Never retried; `retryable: false`.
+ */
 export class APIUserAbortError extends ChatServiceError {
   /** Always `'APIUserAbortError'`. */
   override readonly name: string = 'APIUserAbortError'
@@ -195,7 +255,7 @@ export class APIUserAbortError extends ChatServiceError {
 
 /**
  * Parameters or options failed their schema. Thrown (or rejected) before anything is sent: no
- * request was made. `issues` lists every problem with its path.
+ * request was made. `issues` lists every problem with its path. `retryable: false`.
  */
 export class RequestValidationError extends ChatServiceError {
   /** Always `'RequestValidationError'`. */
@@ -212,7 +272,8 @@ export class RequestValidationError extends ChatServiceError {
 /**
  * A response arrived but is not what the spec describes: not JSON, a field of the wrong type, a
  * pagination block that contradicts the request, or a body over `maxResponseBytes`. Keeps the
- * status, the headers and the raw body (parsed JSON, else text) next to the issues.
+ * status, the headers and the raw body (parsed JSON, else text) next to the issues. `retryable: false`:
+ * the same request would be answered the same way.
  */
 export class ResponseValidationError extends ChatServiceError {
   /** Always `'ResponseValidationError'`. */
@@ -249,7 +310,7 @@ export class ResponseValidationError extends ChatServiceError {
 /**
  * A cursor (`listAll({ cursor })`) no longer matches the data: the conversation or message it points
  * at is not where the cursor says, so resuming from it could skip or repeat items. Start again
- * without the cursor. Thrown while iterating, never before anything is sent.
+ * without the cursor. Thrown while iterating, never before anything is sent. `retryable: false`.
  */
 export class StaleCursorError extends ChatServiceError {
   /** Always `'StaleCursorError'`. */

@@ -7,6 +7,7 @@ export {
   AuthenticationError,
   BadRequestError,
   ChatServiceError,
+  type ChatServiceErrorOptions,
   ConflictError,
   InternalServerError,
   NotFoundError,

@@ -53,6 +53,7 @@ const headersSchema = z
 
 const timeoutSchema = z.number().int().min(1).max(2_147_483_647).optional()
 const maxRetriesSchema = z.number().int().min(0).max(100).optional()
+const rateLimitPauseSchema = z.enum(['wait', 'fail']).optional()
 const responseValidationSchema = z.enum(['strict', 'warn']).optional()
 
 const loggerSchema = z
@@ -80,6 +81,8 @@ const clientOptionsShape = {
   keySecret: z.string({ error: 'Expected keySecret as a string' }).min(1, 'keySecret is empty').optional(),
   timeout: timeoutSchema,
   maxRetries: maxRetriesSchema,
+  totalTimeout: timeoutSchema,
+  rateLimitPause: rateLimitPauseSchema,
   dispatcher: dispatcherSchema,
   headers: headersSchema,
   logger: loggerSchema,
@@ -99,6 +102,8 @@ export const clientOptionsSchema = z.strictObject(clientOptionsShape)
 export const clientOverridesSchema = z.strictObject({
   timeout: timeoutSchema,
   maxRetries: maxRetriesSchema,
+  totalTimeout: timeoutSchema,
+  rateLimitPause: rateLimitPauseSchema,
   headers: headersSchema,
   logger: loggerSchema,
   logLevel: clientOptionsShape.logLevel,
@@ -111,6 +116,8 @@ const requestOptionsShape = {
   signal: z.instanceof(AbortSignal, { message: 'Expected an AbortSignal' }).optional(),
   timeout: timeoutSchema,
   maxRetries: maxRetriesSchema,
+  totalTimeout: timeoutSchema,
+  rateLimitPause: rateLimitPauseSchema,
   headers: headersSchema,
   responseValidation: responseValidationSchema,
 } satisfies SchemaOf<RequestOptions>

@@ -7,6 +7,7 @@ import * as z from 'zod'
 import {
   type APIError,
   type APIErrorInit,
+  RateLimitError,
   type ResponseValidationError,
   type ValidationIssue,
   ResponseValidationError as ValidationErrorClass,
@@ -162,6 +163,25 @@ export function responseValidationError(
   body: unknown,
 ): ResponseValidationError {
   return new ValidationErrorClass({ ...errorView(raw, body, request, redactor), issues: redactor.redactIssues(issues) })
+}
+
+/**
+ * The {@link RateLimitError} of a call refused because the client is paused after a 429
+ * (`rateLimitPause: 'fail'`): status, headers, body and request id of `the429` (the 429 that started
+ * the pause; unknown when the pause came from elsewhere), `retryAfterMs` what is left of the pause.
+ */
+export function pausedError(
+  the429: ReceivedResponse | undefined,
+  request: RequestSummary,
+  remainingMs: number,
+  redactor: Redactor,
+): RateLimitError {
+  const raw = the429 ?? { status: 429, headers: {}, requestId: undefined }
+  const view = errorView(raw, the429 === undefined ? undefined : decodeBody(the429), request, redactor)
+  return new RateLimitError(
+    { ...view, retryAfterMs: remainingMs },
+    `429 Too Many Requests: ${view.method} ${view.path}: not sent: the client is paused after a 429 for another ${remainingMs} ms (rateLimitPause: 'fail')`,
+  )
 }
 
 /**

@@ -31,6 +31,10 @@ export interface ResolvedOptions {
   /** Deadline of each attempt, ms. */
   readonly timeout: number
   readonly maxRetries: number
+  /** Deadline of the whole call, ms; `undefined`: none. */
+  readonly totalTimeout: number | undefined
+  /** What a call does while the client is paused after a 429. */
+  readonly rateLimitPause: 'wait' | 'fail'
   /** The caller's own headers, lower-case names, each layer merged over the one before. */
   readonly headers: Readonly<Record<string, string>>
   readonly logger: Logger
@@ -62,6 +66,8 @@ function replace<T>(_before: T, value: T): T {
 const MERGE: { readonly [K in keyof CallOptionsInput]-?: Merge<K> } = {
   timeout: replace,
   maxRetries: replace,
+  totalTimeout: replace,
+  rateLimitPause: replace,
   // Merged, not replaced: a call's `headers` add to the client's. Names are case-insensitive.
   headers: (before, value) => ({ ...before, ...lowerCaseNames(value) }),
   logger: replace,
@@ -85,6 +91,8 @@ export function defaultOptions(redactor: Redactor, logLevel: LogLevel): Resolved
   const options = {
     timeout: DEFAULT_TIMEOUT_MS,
     maxRetries: DEFAULT_MAX_RETRIES,
+    totalTimeout: undefined,
+    rateLimitPause: 'wait',
     headers: {},
     logger: console,
     logLevel,

@@ -2,8 +2,11 @@
  * The retry policy, whole: which failures are retried, how long to wait, and when to give up.
  * The transport asks {@link decideRetry} after every failed attempt and does what it says.
  */
-import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, RETRYABLE_STATUSES } from '../core/retry.ts'
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS } from '../core/retry.ts'
+import { RETRYABLE_STATUSES, serverRequestedDelay } from '../errors/retry-after.ts'
 import { errorCode } from './network-errors.ts'
+
+export { serverRequestedDelay }
 
 const RETRYABLE: ReadonlySet<number> = new Set(RETRYABLE_STATUSES)
 
@@ -27,6 +30,11 @@ export function isCertificateError(error: unknown): boolean {
   return CERTIFICATE_CODES.test(errorCode(error))
 }
 
+/** Whether a network error would fail the same way on every attempt (so it is neither retried nor `retryable`). */
+export function failsEveryTime(error: unknown): boolean {
+  return FINAL_CODES.test(errorCode(error)) || isCertificateError(error)
+}
+
 /** How an attempt ended, as far as the retry policy is concerned. */
 export type AttemptFailure =
   | { readonly kind: 'status'; readonly status: number; readonly headers: Readonly<Record<string, string>> }
@@ -40,7 +48,8 @@ export type RetryDecision =
  * Decides whether attempt number `attempt` (1-based) is followed by another, and after how many ms.
  * Retried: the statuses in {@link RETRYABLE_STATUSES} and network failures that may not repeat.
  * The wait is the server's (`retry-after-ms`, `Retry-After`) when it sent one, else
- * {@link backoffDelay}; a server wait over {@link MAX_RETRY_AFTER_MS} gives up at once.
+ * {@link backoffDelay}, never less than {@link MIN_RETRY_DELAY_MS}; a server wait over
+ * {@link MAX_RETRY_AFTER_MS} gives up at once.
  */
 export function decideRetry(
   failure: AttemptFailure,
@@ -48,15 +57,12 @@ export function decideRetry(
   maxRetries: number,
   random: () => number = Math.random,
 ): RetryDecision {
-  const retryable =
-    failure.kind === 'status'
-      ? RETRYABLE.has(failure.status)
-      : !FINAL_CODES.test(errorCode(failure.error)) && !isCertificateError(failure.error)
+  const retryable = failure.kind === 'status' ? RETRYABLE.has(failure.status) : !failsEveryTime(failure.error)
   if (!retryable) return { retry: false, reason: 'final' }
   const requested = failure.kind === 'status' ? serverRequestedDelay(failure.headers) : undefined
   if (requested !== undefined && requested > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
   if (attempt > maxRetries) return { retry: false, reason: 'exhausted' }
-  return { retry: true, delayMs: requested ?? backoffDelay(attempt - 1, random) }
+  return { retry: true, delayMs: Math.max(MIN_RETRY_DELAY_MS, requested ?? backoffDelay(attempt - 1, random)) }
 }
 
 /**
@@ -80,23 +86,4 @@ export function clientPause(failure: AttemptFailure, decision: RetryDecision, at
 export function backoffDelay(retry: number, random: () => number = Math.random): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry)
   return Math.floor(random() * ceiling)
-}
-
-/** `Sun, 06 Nov 1994 08:49:37 GMT` and the two obsolete HTTP-date forms (RFC 9110, 5.6.7). */
-const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /
-
-/**
- * The wait the server asked for, in ms, from `retry-after-ms` (milliseconds, may be fractional) or
- * `Retry-After` (whole seconds, or an HTTP date); `undefined` when neither is present or readable
- * (then the SDK's own backoff applies).
- */
-export function serverRequestedDelay(headers: Readonly<Record<string, string>>, now: number = Date.now()): number | undefined {
-  const ms = headers['retry-after-ms']?.trim()
-  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms))
-  const after = headers['retry-after']?.trim()
-  if (after === undefined) return undefined
-  if (/^\d+$/.test(after)) return Number(after) * 1000
-  if (!HTTP_DATE.test(after)) return undefined
-  const date = Date.parse(after)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

@@ -13,7 +13,6 @@
  * It answers with the final response whatever its status (a status that is not success, once
  * retries are done); what the body means is `read-response.ts`'s job.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, type Dispatcher } from 'undici'
 import type { RequestTrace } from '../core/tracing.ts'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
@@ -22,10 +21,11 @@ import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse 
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
 import { RateLimitPause } from './rate-limit.ts'
-import { decodeBody, responseValidationError, type RequestSummary } from './read-response.ts'
+import { decodeBody, pausedError, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
-import { clientPause, decideRetry, isCertificateError, type AttemptFailure } from './retry-policy.ts'
+import { clientPause, decideRetry, failsEveryTime, isCertificateError, type AttemptFailure } from './retry-policy.ts'
+import { sleep } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
 export interface OutgoingRequest extends RequestSummary {
@@ -126,26 +126,42 @@ export class Transport {
    *
    * After a 429, every new attempt of this client (and of clients derived from it) waits until the
    * service's `Retry-After` (else the backoff) has passed, instead of each finding the limit on its
-   * own; attempts already in flight go on.
+   * own; attempts already in flight go on. With `rateLimitPause: 'fail'` a call that meets the pause
+   * is refused instead. With `totalTimeout`, every attempt and every wait fits in the call's
+   * deadline, and a wait that cannot end inside it is not started.
    * @throws APIConnectionError / APITimeoutError when no response came and retries ran out (or the
-   * failure would repeat); APIUserAbortError; ResponseValidationError for a success body over
-   * `maxResponseBytes`; ChatServiceError once the client is closed.
+   * failure would repeat); APITimeoutError when `totalTimeout` runs out (`cause`: the last attempt's
+   * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`; APIUserAbortError;
+   * ResponseValidationError for a success body over `maxResponseBytes`; ChatServiceError once the
+   * client is closed.
    */
   async send(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, trace?: RequestTrace): Promise<ReceivedResponse> {
     const { signal } = options
     if (closing.aborted) throw closedError()
-    if (signal?.aborted === true) throw userAbort(request, this.redactor)
+    if (signal?.aborted === true) throw userAbort(request, this.redactor, signal.reason)
     const body =
       request.members === undefined
         ? this.#credentialsOnly
         : Buffer.from(`${this.#credentials},${JSON.stringify(request.members).slice(1)}`)
     const observer: AttemptObserver = observersOf(request, options.log, this.redactor, trace)
+    const deadline = new Deadline(options.totalTimeout)
+    /** The error the last attempt that ended stands for: the `cause` if `totalTimeout` runs out. */
+    let lastError: ChatServiceError | undefined
 
     for (let attempt = 1; ; attempt++) {
       // 1. The client-wide pause.
       const paused = this.#pause.remaining()
-      if (paused > 0) await this.#wait(paused, request, options, closing)
-      // 2–3. One attempt, and its intake.
+      if (paused > 0) {
+        if (options.rateLimitPause === 'fail') throw pausedError(this.#pause.response, request, paused, this.redactor)
+        if (!deadline.fits(paused)) {
+          throw this.#outOfTime(request, deadline, lastError, `the client is paused after a 429 for another ${paused} ms`)
+        }
+        await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms)`)
+      }
+      // 2–3. One attempt, cut to what is left of the deadline, and its intake.
+      const left = deadline.left()
+      if (left <= 0) throw this.#outOfTime(request, deadline, lastError, `before attempt ${attempt}`)
+      const timeout = Math.min(options.timeout, left)
       const started = performance.now()
       const outcome = this.#intake(
         request,
@@ -155,7 +171,7 @@ export class Transport {
           method: request.method,
           headers: options.requestHeaders,
           body,
-          timeout: options.timeout,
+          timeout,
           maxResponseBytes: options.maxResponseBytes,
           isSuccess: request.success ?? isAny2xx,
           signal,
@@ -165,6 +181,9 @@ export class Transport {
       observer.attempted(attempt, outcome, performance.now() - started)
       // 5. The retry policy.
       if (outcome.ok && outcome.response.success) return outcome.response
+      if (!outcome.ok && outcome.failure === 'timeout' && timeout < options.timeout) {
+        throw this.#outOfTime(request, deadline, lastError, `during attempt ${attempt}`)
+      }
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
       if (!outcome.ok && (outcome.failure === 'aborted' || outcome.failure === 'too-large')) {
         throw this.#failureError(outcome, request, options)
@@ -174,15 +193,39 @@ export class Transport {
         : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
       const decision = decideRetry(failure, attempt, options.maxRetries)
       const pause = clientPause(failure, decision, attempt)
-      if (pause !== undefined) this.#pause.extend(pause)
+      if (pause !== undefined && outcome.ok) this.#pause.extend(pause, outcome.response)
       if (!decision.retry) {
         if (decision.reason === 'wait-too-long') observer.waitTooLong()
         if (outcome.ok) return outcome.response
         throw this.#failureError(outcome, request, options)
       }
+      lastError = outcome.ok
+        ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)
+        : this.#failureError(outcome, request, options)
+      if (!deadline.fits(decision.delayMs)) {
+        throw this.#outOfTime(request, deadline, lastError, `the wait of ${decision.delayMs} ms before retry ${attempt} would end after it`)
+      }
       observer.retrying(attempt, outcome, decision.delayMs, options.maxRetries)
-      await this.#wait(decision.delayMs, request, options, closing)
+      await this.#wait(decision.delayMs, request, options, closing, `while waiting ${decision.delayMs} ms to retry`)
     }
+  }
+
+  /** When the client's 429 pause ends, or `undefined` when it is not paused. */
+  get rateLimitedUntil(): number | undefined {
+    return this.#pause.until()
+  }
+
+  /** The APITimeoutError of a call whose `totalTimeout` ran out (or would, `when`). */
+  #outOfTime(request: OutgoingRequest, deadline: Deadline, lastError: ChatServiceError | undefined, when: string): APITimeoutError {
+    const method = request.method
+    const path = this.redactor.redact(request.path)
+    const last = lastError === undefined ? '' : `; the last attempt: ${lastError.message}`
+    return new APITimeoutError({
+      method,
+      path,
+      message: `Request timed out: totalTimeout (${deadline.total} ms) ran out: ${when}: ${method} ${path}${last}`,
+      cause: lastError,
+    })
   }
 
   /**
@@ -204,15 +247,16 @@ export class Transport {
   }
 
   /**
-   * Waits `ms`. The call's signal ends it with APIUserAbortError (or, when the SDK cancelled it, the
-   * cancellation); closing the client ends it with ChatServiceError.
+   * Waits `ms` (`during` says what for, in the error of an abort). The call's signal ends it with
+   * APIUserAbortError (or, when the SDK cancelled it, the cancellation); closing the client ends it
+   * with ChatServiceError.
    */
-  async #wait(ms: number, request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal): Promise<void> {
+  async #wait(ms: number, request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, during: string): Promise<void> {
     const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
     try {
-      await sleep(ms, undefined, { signal })
+      await sleep(ms, signal)
     } catch {
-      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor)
+      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, during)
       throw closedError()
     }
   }
@@ -223,7 +267,7 @@ export class Transport {
     const path = this.redactor.redact(request.path)
     switch (outcome.failure) {
       case 'aborted':
-        return aborted(outcome.reason, request, this.redactor)
+        return aborted(outcome.reason, request, this.redactor, undefined)
       case 'timeout':
         return new APITimeoutError({ method, path, message: `Request timed out after ${options.timeout} ms: ${method} ${path}` })
       case 'too-large': {
@@ -243,20 +287,52 @@ export class Transport {
         const hint = isCertificateError(outcome.error)
           ? ". The service's TLS certificate was refused and would be on every attempt, so it was not retried. If the service uses a private CA, give it to Node with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or pass a dispatcher: new Agent({ connect: { ca } })"
           : ''
-        return new APIConnectionError({ method, path, message: `Connection error: ${method} ${path}: ${detail}${hint}`, cause })
+        return new APIConnectionError({
+          method,
+          path,
+          message: `Connection error: ${method} ${path}: ${detail}${hint}`,
+          cause,
+          retryable: !failsEveryTime(outcome.error),
+        })
       }
     }
   }
 }
 
-function userAbort(request: OutgoingRequest, redactor: Redactor): APIUserAbortError {
-  return new APIUserAbortError(`Request aborted by the caller's signal: ${request.method} ${redactor.redact(request.path)}`)
+/** The caller's abort; its `cause` is the signal's reason; `during` says what the call was waiting for, if anything. */
+function userAbort(request: OutgoingRequest, redactor: Redactor, reason: unknown, during?: string): APIUserAbortError {
+  const what = during === undefined ? '' : ` ${during}`
+  return new APIUserAbortError(`Request aborted by the caller's signal${what}: ${request.method} ${redactor.redact(request.path)}`, {
+    cause: reason,
+  })
 }
 
 /** The caller's abort, or (reason {@link SDK_CANCELLED}) a request the SDK itself no longer needs. */
-function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor): ChatServiceError {
-  if (reason !== SDK_CANCELLED) return userAbort(request, redactor)
+function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor, during: string | undefined): ChatServiceError {
+  if (reason !== SDK_CANCELLED) return userAbort(request, redactor, reason, during)
   return cancelledError(`${request.method} ${redactor.redact(request.path)}`)
+}
+
+/** A call's `totalTimeout`: the time left at any moment, and whether a wait fits in it. */
+class Deadline {
+  /** The call's `totalTimeout`, ms (`undefined`: none). */
+  readonly total: number | undefined
+  readonly #at: number
+
+  constructor(total: number | undefined) {
+    this.total = total
+    this.#at = total === undefined ? Infinity : Date.now() + total
+  }
+
+  /** Ms left (Infinity without a deadline). */
+  left(): number {
+    return this.#at - Date.now()
+  }
+
+  /** Whether a wait of `ms` from now ends before the deadline, leaving time for an attempt. */
+  fits(ms: number): boolean {
+    return Date.now() + ms < this.#at
+  }
 }
 
 function closedError(): ChatServiceError {

@@ -23,7 +23,8 @@ export interface ResolvedBaseUrl {
  * that differs only by case, and written in lower case. Returns issues instead when the URL is
  * unusable: not http(s), carries credentials, a query or a fragment, ends in the doubled
  * `/rest/v1/v1` prefix of the service's sample code, names another API version (`/rest/v2`: this
- * SDK speaks v1 only), or has `/rest/v1` followed by more path (`https://h/rest/v1/agents`).
+ * SDK speaks v1 only), ends in `/rest` without the version (requests would go to `/rest/rest/v1`),
+ * or has `/rest/v1` followed by more path (`https://h/rest/v1/agents`).
  */
 export function resolveBaseUrl(input: string | URL): ResolvedBaseUrl | ValidationIssue[] {
   let url: URL
@@ -70,6 +71,13 @@ export function resolveBaseUrl(input: string | URL): ResolvedBaseUrl | Validatio
       path: ['baseUrl'],
       code: 'invalid_format',
       message: 'The URL ends in /rest/v1/v1, the doubled prefix of the sample code; the service lives under a single /rest/v1',
+    })
+  }
+  if (/\/rest$/i.test(path)) {
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: `The URL ends in /rest: requests would go to ${path}/rest/v1/... and find nothing; give the origin, or a URL that ends in /rest/v1`,
     })
   }
   if (path.endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length)

@@ -9,7 +9,8 @@ import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: PageSource<P>) => PagePromise<T, P>
 
 /**
- * What a list method returns. The first page's request is already under way.
+ * What a list method returns: a `Promise` of the first page (the request is already under way) that
+ * also iterates every item.
  * - `await` it for the first {@link Page} (one request);
  * - `for await (const item of it)` for every item of every page;
  * - `for await (const page of it.pages())` for page after page.
@@ -18,51 +19,47 @@ export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: 
  * response) and starts at the `page` you gave. Errors are those of the request: APIError subclasses,
  * APIConnectionError, APIUserAbortError, RequestValidationError (bad params; nothing was sent) and
  * ResponseValidationError.
+ *
+ * It is a real `Promise` (`instanceof Promise`): a first page that fails while nothing handles it
+ * (no `await`, `then`, `catch`, iteration or `withResponse()`) is an `unhandledRejection`, as for any
+ * promise. Pages the SDK fetches ahead on its own (`prefetch`) never are: their errors surface when
+ * the iteration reaches them, or not at all if it ends first. `then`, `catch` and `finally` return
+ * plain Promises.
  */
-export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<P>, AsyncIterable<T> {
-  readonly #first: Promise<P>
-  readonly #source: PageSource<P>
+export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> implements AsyncIterable<T> {
+  /** The first page; `undefined` for a PagePromise made by a static `Promise` method. */
+  readonly #first: Promise<P> | undefined
+  readonly #source: PageSource<P> | undefined
 
   static {
-    createPagePromise = (first, source) => new PagePromise(first, source)
+    createPagePromise = <T, P extends Page<T>>(first: Promise<P>, source: PageSource<P>) => new PagePromise<T, P>(first, source)
+    // `then`, `catch` and `finally` make plain Promises: only list methods make a PagePromise.
+    Reflect.defineProperty(PagePromise, Symbol.species, { get: () => Promise, configurable: true })
   }
 
-  /** Made by list methods only. */
-  private constructor(first: Promise<P>, source: PageSource<P>) {
-    // The request starts before anyone awaits it. Marking the promise handled keeps a failure
-    // from crashing the process (unhandled rejection) while the caller is still busy elsewhere;
-    // the error still reaches every `await`, `then` and `for await` on this PagePromise.
-    first.catch(() => undefined)
-    this.#first = first
+  /** Made by list methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */
+  private constructor(first: Promise<P> | Executor<P>, source?: PageSource<P>) {
+    super(
+      typeof first === 'function'
+        ? first
+        : (resolve, reject) => {
+            first.then(resolve, reject)
+          },
+    )
+    this.#first = typeof first === 'function' ? undefined : first
     this.#source = source
   }
 
   /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */
   withResponse(): Promise<WithResponse<P>> {
-    return this.#first.then((page) => ({ data: page, response: page.response }))
-  }
-
-  /** Resolves with the first {@link Page}; rejects with the request's error. */
-  then<R1 = P, R2 = never>(
-    onfulfilled?: ((page: P) => R1 | PromiseLike<R1>) | null,
-    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
-  ): Promise<R1 | R2> {
-    return this.#first.then(onfulfilled, onrejected)
-  }
-
-  /** Handles a failure of the first page's request. */
-  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<P | R> {
-    return this.#first.catch(onrejected)
-  }
-
-  /** Runs `onfinally` once the first page's request has settled. */
-  finally(onfinally?: (() => void) | null): Promise<P> {
-    return this.#first.finally(onfinally)
+    return this.#handledFirst().then((page) => ({ data: page, response: page.response }))
   }
 
   /** Every page from the first, in order. */
   pages(): AsyncGenerator<P, void, undefined> {
-    return iteratePages(this.#first, this.#source)
+    const first = this.#handledFirst()
+    if (this.#source === undefined) return onlyPage(first) // made by `PagePromise.resolve(page)`: no source of more pages
+    return iteratePages(first, this.#source)
   }
 
   /** Every item of every page, in order. */
@@ -71,7 +68,27 @@ export class PagePromise<T, P extends Page<T> = Page<T>> implements PromiseLike<
   }
 
   /** `'PagePromise'`, for `Object.prototype.toString` and `util.inspect`. */
-  get [Symbol.toStringTag](): string {
+  override get [Symbol.toStringTag](): string {
     return 'PagePromise'
   }
+
+  /**
+   * The first page, for a caller who will handle its failure there (an iteration, `withResponse()`):
+   * this promise itself then need not be handled too.
+   */
+  #handledFirst(): Promise<P> {
+    this.then(undefined, ignore)
+    return this.#first ?? this.then((page) => page)
+  }
+}
+
+/** The executor of `new Promise(executor)`. */
+type Executor<T> = (resolve: (value: T | PromiseLike<T>) => void, reject: (reason?: unknown) => void) => void
+
+async function* onlyPage<P>(page: Promise<P>): AsyncGenerator<P, void, undefined> {
+  yield await page
+}
+
+function ignore(): void {
+  // A rejection handled elsewhere.
 }

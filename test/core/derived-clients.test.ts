@@ -266,11 +266,12 @@ describe('closing', () => {
   ])('close() on %s ends a derived client’s pending retry wait with ChatServiceError', async (_name, close) => {
     server.respond(() => ({ status: 503, headers: { 'retry-after': '30' }, body: 'busy' }))
     const derived = client.withOptions({ maxRetries: 2 })
-    const pending = derived.agents.list()
+    // Handled before anything else is awaited: a call is a promise (issue 18).
+    const pending = rejection(derived.agents.list())
     await until(() => server.arrivals.length === 1)
     await close(client, derived)
     // Without close() ending the 30 s wait this would outlast the test's timeout.
-    const error = await rejection(pending)
+    const error = await pending
     expect(error).toBeInstanceOf(ChatServiceError)
     expect(error).not.toBeInstanceOf(InternalServerError)
     expect((error as Error).message).toMatch(/closed/)
