@@ -30,7 +30,8 @@ export default tseslint.config(
   // errors < schemas < core < internal < pagination < resources < client, and the testing kit imports
   // nothing of the SDK (it is a second, independent reading of the spec). `core` holds the public
   // types and classes of the request layer, `internal` the machinery behind them, which the public
-  // modules must never need. A line here fails CI when broken.
+  // modules must never need. src/endpoints.ts, the spec's table of endpoints (pure data, no
+  // imports), is read by every layer and by the testing kit. A line here fails CI when broken.
   ...layers({
     'src/errors/**': ['schemas', 'core', 'internal', 'pagination', 'resources', 'client', 'testing'],
     'src/schemas/**': ['core', 'internal', 'pagination', 'resources', 'client', 'testing'],

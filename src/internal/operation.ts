@@ -1,21 +1,25 @@
 /**
- * An operation of the spec, described once as data: its method and path, the schema of its
- * parameters (and which of them travel in the query string), and the schema of its response.
- * Resources declare operations; the pipeline checks, sends and reads them.
+ * An operation of the spec, described once as data: its endpoint (method and path, from the
+ * table in src/endpoints.ts), the schema of its parameters (and which of them travel in the query
+ * string), and the schema of its response. Resources declare operations; the pipeline checks,
+ * sends and reads them.
  */
 import * as z from 'zod'
+import type { Endpoint } from '../endpoints.ts'
 import { idSchema } from '../schemas/common.ts'
 import type { HttpMethod } from './exchange.ts'
 import { encodePathSegment } from './url.ts'
 
 /** What {@link defineOperation} takes. */
 export interface OperationSpec<Params extends z.ZodType, Result> {
-  /** The SDK method, e.g. `'customerUsers.update'`: named in errors, logs and traces. */
-  readonly name: string
-  readonly method: HttpMethod
-  /** Path below `/rest/v1`, with `{name}` for each path parameter, e.g. `/customer-users/{id}`. */
-  readonly path: string
-  /** Schema of the call's parameters object. */
+  /** The endpoint it calls: a row of `ENDPOINTS` (src/endpoints.ts). */
+  readonly endpoint: Endpoint
+  /**
+   * The SDK method, named in errors, logs and traces; default the endpoint's `name`. Another
+   * method on the same endpoint (`customerUsers.findByExternalId` on the list) gives its own.
+   */
+  readonly name?: string
+  /** Schema of the call's parameters object (`noParamsSchema` for an operation without any). */
   readonly params: Params
   /** Names of parameters sent in the query string (in this order); the others go in the JSON body. */
   readonly query?: readonly string[]
@@ -36,6 +40,11 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
 
 /** An operation ready to run: its spec plus what is derived from it once. */
 export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknown> extends OperationSpec<Params, Result> {
+  /** The SDK method, e.g. `'customerUsers.update'`: named in errors, logs and traces. */
+  readonly name: string
+  readonly method: HttpMethod
+  /** Path below `/rest/v1`, with `{name}` for each path parameter, e.g. `/customer-users/{id}`. */
+  readonly path: string
   /** Schema of the path parameters: each a non-empty, well-formed id. */
   readonly pathParams: z.ZodType<Record<string, string>>
   readonly query: readonly string[]
@@ -43,9 +52,13 @@ export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknow
 
 /** Describes an operation; call it once per operation, at module load (zod compiles schemas on first use). */
 export function defineOperation<Params extends z.ZodType, Result>(spec: OperationSpec<Params, Result>): Operation<Params, Result> {
-  const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
+  const { name, method, path } = spec.endpoint
+  const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
   return {
     ...spec,
+    name: spec.name ?? name,
+    method,
+    path,
     pathParams: z.strictObject(Object.fromEntries(names.map((name) => [name, idSchema]))),
     query: spec.query ?? [],
   }

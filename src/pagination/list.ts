@@ -4,6 +4,7 @@
  * whose iteration fetches later pages with the same limit, filters and options.
  */
 import * as z from 'zod'
+import type { ListEndpoint } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
 import type { ListRequestOptions } from '../core/options.ts'
@@ -24,12 +25,14 @@ export interface ListOperation<Params extends z.ZodType, Body extends PageBody, 
 }
 
 /**
- * Declares a list operation: `GET` on `path`, `page` and `limit` in the query string, every other
+ * Declares a list operation: `GET` on the endpoint's path, `page` and `limit` in the query string, every other
  * parameter in the JSON body, a response `{ data: [item], pagination, ...extra }`.
  */
 export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRawShape = Record<string, never>, P = Page<Item>>(spec: {
-  readonly name: string
-  readonly path: string
+  /** The list endpoint it calls: a row of `ENDPOINTS` (src/endpoints.ts). */
+  readonly endpoint: ListEndpoint
+  /** The SDK method, when it is not the endpoint's own (see `OperationSpec.name`). */
+  readonly name?: string
   readonly params: Params
   readonly item: z.ZodType<Item>
   readonly extra?: Extra
@@ -41,9 +44,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   // Loose: when a page is returned as the schema's output (typed metadata), members it does not know stay.
   const response = z.looseObject({ data: z.array(spec.item), pagination: paginationSchema, ...spec.extra }) as unknown as z.ZodType<Body>
   const operation = defineOperation({
-    name: spec.name,
-    method: 'GET',
-    path: spec.path,
+    endpoint: spec.endpoint,
+    ...(spec.name === undefined ? {} : { name: spec.name }),
     params: spec.params,
     query: ['page', 'limit'],
     response,

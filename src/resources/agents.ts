@@ -1,11 +1,12 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
 import { defineList, listPages } from '../pagination/list.ts'
+import { ENDPOINTS } from '../endpoints.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { agentSchema, type Agent, type AgentListParams } from '../schemas/agent.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
 
-const listAgents = defineList({ name: 'agents.list', path: '/agents', params: pageParamsSchema, item: agentSchema })
+const listAgents = defineList({ endpoint: ENDPOINTS.listAgents, params: pageParamsSchema, item: agentSchema })
 
 /** Makes `client.agents` (internal: the class's constructor is private, see src/internal/README.md). */
 export let createAgents: (pipeline: RequestPipeline) => Agents

@@ -1,5 +1,6 @@
 import type * as z from 'zod'
 import type { APIPromise } from '../core/api-promise.ts'
+import { ENDPOINTS } from '../endpoints.ts'
 import { defineOperation } from '../internal/operation.ts'
 import type { RequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
@@ -13,9 +14,7 @@ import {
 } from '../schemas/auth.ts'
 
 const issueToken = defineOperation({
-  name: 'auth.issueToken',
-  method: 'POST',
-  path: '/auth/token',
+  endpoint: ENDPOINTS.issueToken,
   params: issueTokenParamsSchema,
   // With an agentId the bound agent must come back; without one the spec does not say.
   response: (params): z.ZodType<IssueTokenResponse> =>

@@ -1,5 +1,6 @@
 import type { ListRequestOptions } from '../core/options.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
+import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { pageParamsSchema } from '../schemas/common.ts'
@@ -8,8 +9,7 @@ import { createConversationMessages, type ConversationMessages } from './message
 
 /** @internal `GET /rest/v1/conversations` (spec, Endpoint 5). */
 export const listConversations = defineList({
-  name: 'conversations.list',
-  path: '/conversations',
+  endpoint: ENDPOINTS.listConversations,
   params: pageParamsSchema,
   item: conversationSchema,
 })

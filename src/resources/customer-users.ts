@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
 import type { APIResponse, WithResponse } from '../core/response.ts'
+import { ENDPOINTS } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
@@ -54,14 +55,12 @@ function customerUserOperations<Metadata, MetadataInput>(
 ): CustomerUserOperations<Metadata, MetadataInput> {
   const item = customerUserSchemaWith(read)
   const list = (name: string): CustomerUserOperations<Metadata, MetadataInput>['list'] =>
-    defineList({ name, path: '/customer-users', params: customerUserListParamsSchema, item, output })
+    defineList({ endpoint: ENDPOINTS.listCustomerUsers, name, params: customerUserListParamsSchema, item, output })
   return {
     list: list('customerUsers.list'),
     find: list('customerUsers.findByExternalId'),
     update: defineOperation({
-      name: 'customerUsers.update',
-      method: 'PUT',
-      path: '/customer-users/{id}',
+      endpoint: ENDPOINTS.updateCustomerUser,
       params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>,
       response: updatedCustomerUserSchemaWith(read),
       output,

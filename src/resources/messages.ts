@@ -11,6 +11,7 @@ import { createListNew, type NewMessages } from '../pagination/list-new.ts'
 import { PARENT_PAGE_SIZE, type SourcePage } from '../pagination/nested.ts'
 import { pageIssues } from '../pagination/rules.ts'
 import { shardFilter, shardSchema, type Shard } from '../pagination/shard.ts'
+import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
@@ -108,8 +109,7 @@ export class MessagePage extends Page<Message> {
 
 /** @internal `GET /rest/v1/conversations/:id/messages` (spec, Endpoint 6). */
 export const listMessages = defineList({
-  name: 'conversations.messages.list',
-  path: '/conversations/{conversationId}/messages',
+  endpoint: ENDPOINTS.listMessages,
   params: messageListParamsSchema,
   item: messageSchema,
   extra: { conversation: messageConversationSchema },

@@ -90,3 +90,9 @@ export const pageParamsShape = {
 
 /** Parameters of a list operation that takes only `page` and `limit`. @internal */
 export const pageParamsSchema = z.strictObject(pageParamsShape)
+
+/**
+ * Parameters of an operation that takes none besides its path parameters (e.g. a `get(id)`): its
+ * method passes `{}`, and the pipeline still checks the options and ids. @internal
+ */
+export const noParamsSchema = z.strictObject({})

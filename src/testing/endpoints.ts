@@ -1,5 +1,7 @@
 /**
- * The six endpoints of the spec: {@link ENDPOINTS} lists them, one handler each. A handler gets an
+ * The endpoints of the spec, one handler each: {@link ROUTES} pairs every row of the spec's table
+ * (`ENDPOINTS` in src/endpoints.ts, the one data module the fake shares with the SDK: routes, never
+ * behaviour) with its handler, and the compiler holds that record complete. A handler gets an
  * authenticated, parsed {@link Call} from the router and returns a response; it validates its own
  * query and body fields (400) and looks up its records (404).
  *
@@ -11,20 +13,33 @@ import { isPlainObject, type Call, type Endpoint, type Json } from './router.ts'
 import { nextUpdatedAt } from './state.ts'
 import { DEFAULT_TOKEN_LIFETIME_S, parseExpiresIn } from './token.ts'
 import type { FilterMatch } from './types.ts'
+import { ENDPOINTS as SPEC, type Endpoint as SpecEndpoint, type EndpointKey } from '../endpoints.ts'
 import { agentView, conversationView, customerUserView, messageView, updatedCustomerUserView } from './views.ts'
 
 /** Customer-user filters, read from the body of `GET /customer-users` (spec endpoint 2). */
-const FILTERS = ['name', 'email', 'external_id'] as const
+const FILTERS = SPEC.listCustomerUsers.bodyFields
 
-/** Every endpoint of the fake, in the spec's order. */
-export const ENDPOINTS: readonly Endpoint[] = [
-  { method: 'POST', path: '/auth/token', handle: issueToken },
-  { method: 'GET', path: '/customer-users', handle: listCustomerUsers, bodyFields: FILTERS },
-  { method: 'PUT', path: '/customer-users/:id', handle: updateCustomerUser },
-  { method: 'GET', path: '/agents', handle: listAgents },
-  { method: 'GET', path: '/conversations', handle: listConversations },
-  { method: 'GET', path: '/conversations/:id/messages', handle: listMessages },
-]
+/** The handler of each endpoint of the spec's table. */
+const HANDLERS = {
+  issueToken,
+  listCustomerUsers,
+  updateCustomerUser,
+  listAgents,
+  listConversations,
+  listMessages,
+} satisfies Record<EndpointKey, (call: Call) => FakeResponse>
+
+/** Every endpoint of the fake, in the spec's order: the table's method, path and body members, and its handler. */
+export const ROUTES: readonly Endpoint[] = (Object.keys(SPEC) as EndpointKey[]).map((key) => {
+  const { method, path, bodyFields } = SPEC[key] as SpecEndpoint
+  return {
+    method,
+    // The table writes a parameter `{name}`; the router reads `:name`.
+    path: path.replace(/\{(\w+)\}/g, ':$1'),
+    handle: HANDLERS[key],
+    ...(bodyFields === undefined ? {} : { bodyFields }),
+  }
+})
 
 /** Spec endpoint 1: POST /rest/v1/auth/token. */
 function issueToken({ ctx, company, body }: Call): FakeResponse {
@@ -80,7 +95,7 @@ function issueToken({ ctx, company, body }: Call): FakeResponse {
 
 /** Spec endpoint 2: GET /rest/v1/customer-users (filters in the body). */
 function listCustomerUsers({ ctx, company, query, body }: Call): FakeResponse {
-  const paging = parsePaging(query, 20)
+  const paging = parsePaging(query, SPEC.listCustomerUsers.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
   const filters: Partial<Record<(typeof FILTERS)[number], string>> = {}
   for (const name of FILTERS) {
@@ -137,23 +152,23 @@ function updateCustomerUser({ ctx, company, params, body }: Call): FakeResponse 
 
 /** Spec endpoint 4: GET /rest/v1/agents (active or not). */
 function listAgents({ company, query }: Call): FakeResponse {
-  const paging = parsePaging(query, 20)
+  const paging = parsePaging(query, SPEC.listAgents.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
   return jsonResponse(200, pageOf(company.agentList.items(), paging, agentView))
 }
 
 /** Spec endpoint 5: GET /rest/v1/conversations. */
 function listConversations({ company, query }: Call): FakeResponse {
-  const paging = parsePaging(query, 20)
+  const paging = parsePaging(query, SPEC.listConversations.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
   return jsonResponse(200, pageOf(company.conversationList.items(), paging, conversationView))
 }
 
 /** Spec endpoint 6: GET /rest/v1/conversations/:id/messages (limit default 50, oldest first). */
 function listMessages({ company, params, query }: Call): FakeResponse {
-  const paging = parsePaging(query, 50)
+  const paging = parsePaging(query, SPEC.listMessages.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
-  const conversation = company.conversations.get(params['id'] ?? '')
+  const conversation = company.conversations.get(params['conversationId'] ?? '')
   if (!conversation) return errorResponse(404, 'Conversation not found')
   const page = pageOf(conversation.messages.items(), paging, messageView)
   return jsonResponse(200, { ...page, conversation: { id: conversation.record.id, title: conversation.record.title } })

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ENDPOINTS } from './endpoints.ts'
+import { ROUTES } from './endpoints.ts'
 import { FaultQueue, syntheticResponse } from './faults.ts'
 import { errorResponse, isBodilessStatus, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
 import { Router, type RouteOptions, type ServiceContext } from './router.ts'
@@ -25,7 +25,7 @@ export interface ResponsePlan {
   dropMidBody: boolean
 }
 
-const router = new Router(ENDPOINTS)
+const router = new Router(ROUTES)
 
 /** How an engine serves, beyond the data (see `FakeChatServiceOptions`). */
 export interface EngineOptions {

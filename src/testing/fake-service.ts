@@ -29,7 +29,7 @@ import type {
 } from './types.ts'
 
 /**
- * An in-memory fake of the whole Chat Service (all six endpoints of the spec), served over real
+ * An in-memory fake of the whole Chat Service (every endpoint of the spec), served over real
  * HTTP (`listen`) or through msw (`createFakeHandlers` from `chat-service-sdk/testing/msw`). Both
  * serve the same state. Accessors return copies in list order (created_at, then id). Where the
  * spec is open, the fake's choices are listed in TESTING.md ("The fake's choices").

@@ -17,6 +17,7 @@ import {
   updatedUser,
 } from '../helpers/fixtures.ts'
 import { setupMsw, type SeenRequest } from '../helpers/msw.ts'
+import { ENDPOINTS } from '../../src/endpoints.ts'
 
 const msw = setupMsw()
 let client: ChatServiceClient
@@ -26,6 +27,14 @@ beforeEach(() => {
 })
 afterEach(async () => {
   await client.close()
+})
+
+it("every endpoint of the spec's table (src/endpoints.ts) is a method of the client, under the name its errors and traces use", () => {
+  for (const endpoint of Object.values(ENDPOINTS)) {
+    const method = endpoint.name.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], client)
+    expect(typeof method, endpoint.name).toBe('function')
+  }
+  expect(Object.values(ENDPOINTS).map((endpoint) => endpoint.spec)).toEqual([1, 2, 3, 4, 5, 6])
 })
 
 async function only(): Promise<SeenRequest> {
