@@ -34,7 +34,8 @@ it("every endpoint of the spec's table (src/endpoints.ts) is a method of the cli
     const method = endpoint.name.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], client)
     expect(typeof method, endpoint.name).toBe('function')
   }
-  expect(Object.values(ENDPOINTS).map((endpoint) => endpoint.spec)).toEqual([1, 2, 3, 4, 5, 6])
+  const numbers = Object.values(ENDPOINTS).map((endpoint) => endpoint.spec)
+  expect(new Set(numbers).size).toBe(numbers.length)
 })
 
 async function only(): Promise<SeenRequest> {
