@@ -111,7 +111,10 @@ export class RateLimitPause {
           if (this.#pending === read) this.#pending = undefined
           // The next read is counted from when this one answered.
           this.#nextRead = Date.now() + RATE_LIMIT_STORE_REFRESH_MS
-        }),
+        })
+        // Never rejects (waiters do not handle rejections): nothing above throws, but a store error
+        // whose message getter throws must not become an unhandled rejection either.
+        .catch(() => undefined),
       waitUntil: now + RATE_LIMIT_STORE_GET_TIMEOUT_MS,
     }
     this.#pending = read
