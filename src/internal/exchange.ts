@@ -73,23 +73,26 @@ export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequ
     if (handler.settled) return // the signal had fired already: nothing to send
     // A dispatcher (or a caller's interceptor) that throws instead of calling onResponseError.
     try {
-      dispatch(
-        {
-          origin: request.origin,
-          path: request.path,
-          method: request.method,
-          headers: request.headers,
-          body: request.body,
-          // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
-          headersTimeout: request.timeout,
-          bodyTimeout: request.timeout,
-          // undici closes the connection after a GET with a body unless told otherwise, in case the
-          // server leaves the body unread. This service reads it (credentials live there) and the pool
-          // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
-          reset: false,
-        },
-        handler,
-      )
+      const options: Dispatcher.DispatchOptions & { readonly maxRedirections: 0 } = {
+        origin: request.origin,
+        path: request.path,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
+        headersTimeout: request.timeout,
+        bodyTimeout: request.timeout,
+        // undici closes the connection after a GET with a body unless told otherwise, in case the
+        // server leaves the body unread. This service reads it (credentials live there) and the pool
+        // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
+        reset: false,
+        // Never follow a redirect: the credentials travel in the body, and a caller's dispatcher
+        // composed with undici's redirect interceptor would re-send them (307/308) to wherever
+        // `Location` points. The interceptor reads this per dispatch and then passes the request
+        // on untouched; undici's own clients accept 0. A 3xx is then the answer (an APIError).
+        maxRedirections: 0,
+      }
+      dispatch(options, handler)
     } catch (error) {
       handler.onResponseError(null, error instanceof Error ? error : new Error(String(error)))
     }
@@ -134,10 +137,18 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     return this.#resolve === undefined
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
     // Settled while it waited for a socket (deadline, abort). Throwing here makes undici drop the
     // request before writing it and keep the socket; `controller.abort()` would destroy the socket.
     if (this.#resolve === undefined) throw new Error('The attempt was abandoned before it was sent')
+    // A second start is a dispatcher that followed a redirect although told not to (one that
+    // ignores `maxRedirections`, e.g. built on undici's RedirectHandler.buildDispatch): the next
+    // hop is refused before a byte of it (the credentials) is written.
+    if (this.#controller !== undefined) {
+      const error = redirectFollowed(context)
+      this.#settle({ ok: false, failure: 'network', error })
+      throw error
+    }
     this.#controller = controller
   }
 
@@ -244,6 +255,20 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.#onAbort !== undefined) this.#request.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)
   }
+}
+
+/** Code of the error of a redirect the dispatcher followed (see `onRequestStart`); the retry policy never retries it. */
+export const REDIRECT_FOLLOWED = 'ERR_CHAT_SERVICE_REDIRECT_FOLLOWED'
+
+/** The error of a redirect a dispatcher followed; `context` is what undici's redirect handler passes (the URLs visited). */
+function redirectFollowed(context: unknown): Error {
+  const history = (context as { history?: unknown } | null)?.history
+  const from = Array.isArray(history) && history.length > 0 ? ` from ${String(history.at(-1))}` : ''
+  const error = new Error(
+    `redirect not followed: the dispatcher followed a redirect${from} although the SDK asked it not to (maxRedirections: 0); the request to its location was refused before it was sent, because credentials travel in the body`,
+  )
+  Object.defineProperty(error, 'code', { value: REDIRECT_FOLLOWED, enumerable: true })
+  return error
 }
 
 /** undici's parsed headers as one string per name; the same object when nothing repeats (the common case). */
