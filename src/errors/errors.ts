@@ -233,8 +233,9 @@ export class APIConnectionError extends ChatServiceError {
 }
 
 /**
- * An attempt took longer than the `timeout` option (ms), counted from the attempt's start (a wait
- * for a free pooled socket and the connect included) to the last body byte; or the whole call ran
+ * An attempt took longer than the `timeout` option (ms): to get a connection (a free pooled socket,
+ * or a new one; the message then says the request was not sent), or from the moment the request
+ * was sent to the last body byte; or the whole call ran
  * out of its `totalTimeout` (then `cause` is the last attempt's error, when an attempt ended before:
  * e.g. the `InternalServerError` of a 503). `retryable: true`.
  */

@@ -41,8 +41,17 @@ export interface ExchangeRequest {
   readonly method: HttpMethod
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
-  /** Deadline of the attempt in ms, from now to the last body byte (a wait for a pooled socket included). */
+  /**
+   * Deadline in ms of each of the attempt's two phases: the wait for a connection (a free pooled
+   * one, or a new one), then the exchange, from the moment the request is handed to the connection
+   * to the last body byte. The exchange's clock starts when the request is sent, not when the
+   * attempt was queued: under overload a request that waited in the pool must not be sent with
+   * little time left, timed out after the server has it, and sent again (each such retry is load
+   * the server pays twice for).
+   */
   readonly timeout: number
+  /** The whole attempt, both phases, ends within this many ms from now (what is left of the call's `totalTimeout`). Default: no limit. */
+  readonly within?: number | undefined
   /** Cap on a 2xx body in bytes, after decoding; over it the attempt fails with `too-large`. */
   readonly maxResponseBytes: number
   /** Which statuses are success for this operation (any 2xx; token issuance: only 200). */
@@ -53,7 +62,14 @@ export interface ExchangeRequest {
 /** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
 export type ExchangeOutcome =
   | { readonly ok: true; readonly response: RawResponse }
-  | { readonly ok: false; readonly failure: 'timeout' }
+  | {
+      readonly ok: false
+      readonly failure: 'timeout'
+      /** Whether the request had been handed to a connection (the server may have it); `false`: it never left the pool's queue. */
+      readonly sent: boolean
+      /** Ended by {@link ExchangeRequest.within} (the call's `totalTimeout`), not by `timeout`. */
+      readonly cut: boolean
+    }
   | { readonly ok: false; readonly failure: 'aborted'; readonly reason: unknown }
   | {
       readonly ok: false
@@ -103,7 +119,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   readonly #request: ExchangeRequest
   #resolve: ((outcome: ExchangeOutcome) => void) | undefined
   #controller: Dispatcher.DispatchController | undefined
-  readonly #timer: NodeJS.Timeout
+  #timer: NodeJS.Timeout
+  /** When the attempt started (`performance.now()`), for `within`. */
+  readonly #startedAt: number
+  /** The request has been handed to a connection. */
+  #sent = false
+  /** The running timer is `within`'s, not `timeout`'s. */
+  #cut: boolean
   readonly #onAbort: (() => void) | undefined
   #status = 0
   #success = false
@@ -119,9 +141,15 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   constructor(request: ExchangeRequest, resolve: (outcome: ExchangeOutcome) => void) {
     this.#request = request
     this.#resolve = resolve
-    this.#timer = setTimeout(() => {
-      this.#stop({ ok: false, failure: 'timeout' })
-    }, request.timeout)
+    this.#startedAt = performance.now()
+    const within = request.within ?? Infinity
+    this.#cut = within < request.timeout
+    this.#timer = setTimeout(
+      () => {
+        this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
+      },
+      Math.min(request.timeout, within),
+    )
     const signal = request.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
@@ -150,6 +178,20 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       throw error
     }
     this.#controller = controller
+    // The request leaves the queue: the exchange gets its whole `timeout` from now (within `within`).
+    this.#sent = true
+    const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
+    if (left >= this.#request.timeout && !this.#cut) this.#timer.refresh()
+    else {
+      clearTimeout(this.#timer)
+      this.#cut = left < this.#request.timeout
+      this.#timer = setTimeout(
+        () => {
+          this.#stop({ ok: false, failure: 'timeout', sent: true, cut: this.#cut })
+        },
+        Math.max(0, Math.min(this.#request.timeout, left)),
+      )
+    }
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {

@@ -158,10 +158,9 @@ export class Transport {
         }
         await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms)`)
       }
-      // 2–3. One attempt, cut to what is left of the deadline, and its intake.
+      // 2–3. One attempt, within what is left of the deadline, and its intake.
       const left = deadline.left()
       if (left <= 0) throw this.#outOfTime(request, deadline, lastError, `before attempt ${attempt}`)
-      const timeout = Math.min(options.timeout, left)
       const started = performance.now()
       const outcome = this.#intake(
         request,
@@ -171,7 +170,8 @@ export class Transport {
           method: request.method,
           headers: options.requestHeaders,
           body,
-          timeout,
+          timeout: options.timeout,
+          within: left,
           maxResponseBytes: options.maxResponseBytes,
           isSuccess: request.success ?? isAny2xx,
           signal,
@@ -181,7 +181,7 @@ export class Transport {
       observer.attempted(attempt, outcome, performance.now() - started)
       // 5. The retry policy.
       if (outcome.ok && outcome.response.success) return outcome.response
-      if (!outcome.ok && outcome.failure === 'timeout' && timeout < options.timeout) {
+      if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) {
         throw this.#outOfTime(request, deadline, lastError, `during attempt ${attempt}`)
       }
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
@@ -269,7 +269,13 @@ export class Transport {
       case 'aborted':
         return aborted(outcome.reason, request, this.redactor, undefined)
       case 'timeout':
-        return new APITimeoutError({ method, path, message: `Request timed out after ${options.timeout} ms: ${method} ${path}` })
+        return new APITimeoutError({
+          method,
+          path,
+          message: outcome.sent
+            ? `Request timed out after ${options.timeout} ms: ${method} ${path}`
+            : `Request timed out after ${options.timeout} ms waiting for a connection (the request was not sent: every connection of the pool was busy, or connecting took that long): ${method} ${path}`,
+        })
       case 'too-large': {
         const issue = {
           path: [],
