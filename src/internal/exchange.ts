@@ -169,16 +169,21 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     // Settled while it waited for a socket (deadline, abort). Throwing here makes undici drop the
     // request before writing it and keep the socket; `controller.abort()` would destroy the socket.
     if (this.#resolve === undefined) throw new Error('The attempt was abandoned before it was sent')
-    // A second start is a dispatcher that followed a redirect although told not to (one that
-    // ignores `maxRedirections`, e.g. built on undici's RedirectHandler.buildDispatch): the next
-    // hop is refused before a byte of it (the credentials) is written.
-    if (this.#controller !== undefined) {
-      const error = redirectFollowed(context)
+    // A start whose context lists URLs already visited (undici's redirect handler passes them) is a
+    // dispatcher that followed a redirect although told not to (one that ignores
+    // `maxRedirections`, e.g. built on RedirectHandler.buildDispatch): the next hop is refused
+    // before a byte of it (the credentials) is written. (A retry interceptor's second start has
+    // no such history: it is the same request again, to the same origin.)
+    const history = (context as { history?: unknown } | null | undefined)?.history
+    if (Array.isArray(history) && history.length > 0) {
+      const error = redirectFollowed(history)
       this.#settle({ ok: false, failure: 'network', error })
       throw error
     }
     this.#controller = controller
-    // The request leaves the queue: the exchange gets its whole `timeout` from now (within `within`).
+    // The request leaves the queue: the exchange gets its whole `timeout` from now (within
+    // `within`). Once: a caller's retry interceptor starts it again inside the same deadline.
+    if (this.#sent) return
     this.#sent = true
     const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
     if (left >= this.#request.timeout && !this.#cut) this.#timer.refresh()
@@ -302,10 +307,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 /** Code of the error of a redirect the dispatcher followed (see `onRequestStart`); the retry policy never retries it. */
 export const REDIRECT_FOLLOWED = 'ERR_CHAT_SERVICE_REDIRECT_FOLLOWED'
 
-/** The error of a redirect a dispatcher followed; `context` is what undici's redirect handler passes (the URLs visited). */
-function redirectFollowed(context: unknown): Error {
-  const history = (context as { history?: unknown } | null)?.history
-  const from = Array.isArray(history) && history.length > 0 ? ` from ${String(history.at(-1))}` : ''
+/** The error of a redirect a dispatcher followed; `history` is what undici's redirect handler passes (the URLs visited). */
+function redirectFollowed(history: readonly unknown[]): Error {
+  const from = ` from ${String(history.at(-1))}`
   const error = new Error(
     `redirect not followed: the dispatcher followed a redirect${from} although the SDK asked it not to (maxRedirections: 0); the request to its location was refused before it was sent, because credentials travel in the body`,
   )

@@ -14,7 +14,7 @@ import { Agent, interceptors, RedirectHandler, type Dispatcher } from 'undici'
 import { APIConnectionError, APIError, ChatServiceClient } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination, updatedUser } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { guardProcess, json, response, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { DESTROY, guardProcess, json, response, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
 
 /** The service, answering every request with a redirect to `elsewhere`. */
 let service: HostileServer
@@ -135,5 +135,25 @@ describe('a dispatcher that follows redirects whatever the request says', () => 
     expect(connectionError.message).toContain(`${method} /rest/v1/`)
     expect(inspect(connectionError, { depth: Infinity })).not.toContain(KEY_SECRET)
     expect(service.requests).toHaveLength(1)
+  })
+})
+
+describe('a dispatcher that retries by itself', () => {
+  it('its transparent retry (same request, same origin) is not taken for a redirect', async () => {
+    let first = true
+    service.respond(() => {
+      if (!first) return json(200, agentsPage())
+      first = false
+      return DESTROY
+    })
+    const dispatcher = new Agent().compose(interceptors.retry({ maxRetries: 1, minTimeout: 10, timeoutFactor: 1 }))
+    dispatchers.push(dispatcher)
+    const client = new ChatServiceClient({ baseUrl: service.origin, keyId: KEY_ID, keySecret: KEY_SECRET, dispatcher, maxRetries: 0 })
+    clients.push(client)
+
+    const page = await client.agents.list()
+
+    expect(page.data).toHaveLength(1)
+    expect(service.requests).toHaveLength(2)
   })
 })
