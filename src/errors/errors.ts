@@ -210,9 +210,11 @@ export class InternalServerError extends APIError {
 }
 
 /**
- * No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the
- * underlying error. `retryable: true`, except for failures that repeat on every attempt (an
- * untrusted TLS certificate, an invalid argument, a closed dispatcher), which are not retried either.
+ * No usable response arrived: DNS, refused or reset connection, a body cut off, a response undici
+ * refuses (one that begins with an unsolicited `100 Continue`). `cause` keeps the underlying
+ * error. `retryable: true`, except for failures that repeat on every attempt (an untrusted TLS
+ * certificate, an invalid argument, a closed dispatcher, that `100 Continue`, a redirect your
+ * `dispatcher` followed although told not to), which are not retried either.
  */
 export class APIConnectionError extends ChatServiceError {
   /** Always `'APIConnectionError'`. */

@@ -16,7 +16,8 @@ const RETRYABLE: ReadonlySet<number> = new Set(RETRYABLE_STATUSES)
  * an invalid argument, an unsupported header, a closed or destroyed dispatcher, a MockAgent with
  * no matching interceptor, Node's own argument errors, a TLS handshake that fails (`ERR_SSL_*`,
  * e.g. TLS spoken to a plain-HTTP port), a redirect a
- * dispatcher followed although told not to ({@link REDIRECT_FOLLOWED}), and every TLS certificate problem (an
+ * dispatcher followed although told not to ({@link REDIRECT_FOLLOWED}), a response that starts
+ * with an unsolicited `100 Continue` ({@link isUnsolicitedContinue}), and every TLS certificate problem (an
  * untrusted, self-signed, expired or misnamed certificate is the same on every attempt). Every
  * other failure before a full response (refused, reset, closed early, DNS, a network error
  * without a code) may succeed on another attempt.
@@ -32,10 +33,21 @@ export function isCertificateError(error: unknown): boolean {
   return CERTIFICATE_CODES.test(errorCode(error))
 }
 
+/**
+ * Whether undici refused the response because it began with a `100 Continue` the SDK did not ask
+ * for. undici 8's HTTP/1.1 parsers (llhttp and milo alike) destroy the socket on status 100 with
+ * `SocketError('bad response')`, with no option to read past it (other 1xx are read past); while
+ * a request is running, that is the only cause of this error. The SDK never sends
+ * `Expect: 100-continue`, so such a server answers every attempt the same way.
+ */
+export function isUnsolicitedContinue(error: unknown): boolean {
+  return errorCode(error) === 'UND_ERR_SOCKET' && error instanceof Error && error.message === 'bad response'
+}
+
 /** Whether a network error would fail the same way on every attempt (so it is neither retried nor `retryable`). */
 export function failsEveryTime(error: unknown): boolean {
   const code = errorCode(error)
-  return FINAL_CODES.test(code) || code === REDIRECT_FOLLOWED || isCertificateError(error)
+  return FINAL_CODES.test(code) || code === REDIRECT_FOLLOWED || isCertificateError(error) || isUnsolicitedContinue(error)
 }
 
 /** How an attempt ended, as far as the retry policy is concerned. */

@@ -24,7 +24,7 @@ import { RateLimitPause } from './rate-limit.ts'
 import { decodeBody, pausedError, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
-import { clientPause, decideRetry, failsEveryTime, isCertificateError, type AttemptFailure } from './retry-policy.ts'
+import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
 import { sleep } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -292,7 +292,9 @@ export class Transport {
         }
         const hint = isCertificateError(outcome.error)
           ? ". The service's TLS certificate was refused and would be on every attempt, so it was not retried. If the service uses a private CA, give it to Node with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or pass a dispatcher: new Agent({ connect: { ca } })"
-          : ''
+          : isUnsolicitedContinue(outcome.error)
+            ? ". The service answered with a '100 Continue' it was not asked for (the SDK never sends 'Expect: 100-continue') before its response, and undici, the SDK's HTTP client, refuses that response and closes the connection. The request reached the service and may have been processed; it was not retried, since every attempt would fail the same way. The service (or a proxy in front of it) must not send '100 Continue' unasked"
+            : ''
         return new APIConnectionError({
           method,
           path,
