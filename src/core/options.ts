@@ -74,8 +74,13 @@ export interface ClientOptions {
    */
   keySecret?: string | undefined
   /**
-   * Deadline of each attempt in ms (default 60,000; 1 to 2,147,483,647), counted from the moment
-   * the attempt starts (including any wait for a free pooled connection) to the last body byte.
+   * Deadline of each attempt's exchange in ms (default 60,000; 1 to 2,147,483,647), counted from
+   * the moment the request is handed to a connection to the last body byte. The wait for that
+   * connection (a free pooled one, or a new one; the pool's connect timeout is `timeout` too) is
+   * bounded separately by the same number: an attempt that times out there was never sent, and
+   * says so. So an attempt that waited for a connection may take up to twice `timeout`
+   * (`totalTimeout` bounds the whole call), and a request that waited in a busy pool is never
+   * sent with little time left, abandoned after the server has it, and sent again.
    */
   timeout?: number | undefined
   /** Retries after the first attempt for retryable failures (default 2; 0 disables; at most 100). */
@@ -199,7 +204,7 @@ export interface ListRequestOptions extends RequestOptions {
    * While iterating, how many later pages to keep in flight once the first page has told
    * `total_pages` (default 0: one page at a time; at most 32). Items still come out in page order.
    * Each prefetched page needs a socket: keep it below `connections` (or your dispatcher's), or
-   * pages wait for a free socket inside their attempt's `timeout`.
+   * pages wait for a free socket (up to their `timeout`, then retried).
    */
   prefetch?: number | undefined
 }

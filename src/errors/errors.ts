@@ -210,9 +210,11 @@ export class InternalServerError extends APIError {
 }
 
 /**
- * No usable response arrived: DNS, refused or reset connection, a body cut off. `cause` keeps the
- * underlying error. `retryable: true`, except for failures that repeat on every attempt (an
- * untrusted TLS certificate, an invalid argument, a closed dispatcher), which are not retried either.
+ * No usable response arrived: DNS, refused or reset connection, a body cut off, a response undici
+ * refuses (one that begins with an unsolicited `100 Continue`). `cause` keeps the underlying
+ * error. `retryable: true`, except for failures that repeat on every attempt (an untrusted TLS
+ * certificate, an invalid argument, a closed dispatcher, that `100 Continue`, a redirect your
+ * `dispatcher` followed although told not to), which are not retried either.
  */
 export class APIConnectionError extends ChatServiceError {
   /** Always `'APIConnectionError'`. */
@@ -233,8 +235,9 @@ export class APIConnectionError extends ChatServiceError {
 }
 
 /**
- * An attempt took longer than the `timeout` option (ms), counted from the attempt's start (a wait
- * for a free pooled socket and the connect included) to the last body byte; or the whole call ran
+ * An attempt took longer than the `timeout` option (ms): to get a connection (a free pooled socket,
+ * or a new one; the message then says the request was not sent), or from the moment the request
+ * was sent to the last body byte; or the whole call ran
  * out of its `totalTimeout` (then `cause` is the last attempt's error, when an attempt ended before:
  * e.g. the `InternalServerError` of a 503). `retryable: true`.
  */

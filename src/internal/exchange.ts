@@ -41,8 +41,17 @@ export interface ExchangeRequest {
   readonly method: HttpMethod
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
-  /** Deadline of the attempt in ms, from now to the last body byte (a wait for a pooled socket included). */
+  /**
+   * Deadline in ms of each of the attempt's two phases: the wait for a connection (a free pooled
+   * one, or a new one), then the exchange, from the moment the request is handed to the connection
+   * to the last body byte. The exchange's clock starts when the request is sent, not when the
+   * attempt was queued: under overload a request that waited in the pool must not be sent with
+   * little time left, timed out after the server has it, and sent again (each such retry is load
+   * the server pays twice for).
+   */
   readonly timeout: number
+  /** The whole attempt, both phases, ends within this many ms from now (what is left of the call's `totalTimeout`). Default: no limit. */
+  readonly within?: number | undefined
   /** Cap on a 2xx body in bytes, after decoding; over it the attempt fails with `too-large`. */
   readonly maxResponseBytes: number
   /** Which statuses are success for this operation (any 2xx; token issuance: only 200). */
@@ -53,7 +62,14 @@ export interface ExchangeRequest {
 /** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
 export type ExchangeOutcome =
   | { readonly ok: true; readonly response: RawResponse }
-  | { readonly ok: false; readonly failure: 'timeout' }
+  | {
+      readonly ok: false
+      readonly failure: 'timeout'
+      /** Whether the request had been handed to a connection (the server may have it); `false`: it never left the pool's queue. */
+      readonly sent: boolean
+      /** Ended by {@link ExchangeRequest.within} (the call's `totalTimeout`), not by `timeout`. */
+      readonly cut: boolean
+    }
   | { readonly ok: false; readonly failure: 'aborted'; readonly reason: unknown }
   | {
       readonly ok: false
@@ -73,23 +89,26 @@ export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequ
     if (handler.settled) return // the signal had fired already: nothing to send
     // A dispatcher (or a caller's interceptor) that throws instead of calling onResponseError.
     try {
-      dispatch(
-        {
-          origin: request.origin,
-          path: request.path,
-          method: request.method,
-          headers: request.headers,
-          body: request.body,
-          // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
-          headersTimeout: request.timeout,
-          bodyTimeout: request.timeout,
-          // undici closes the connection after a GET with a body unless told otherwise, in case the
-          // server leaves the body unread. This service reads it (credentials live there) and the pool
-          // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
-          reset: false,
-        },
-        handler,
-      )
+      const options: Dispatcher.DispatchOptions & { readonly maxRedirections: 0 } = {
+        origin: request.origin,
+        path: request.path,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
+        headersTimeout: request.timeout,
+        bodyTimeout: request.timeout,
+        // undici closes the connection after a GET with a body unless told otherwise, in case the
+        // server leaves the body unread. This service reads it (credentials live there) and the pool
+        // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
+        reset: false,
+        // Never follow a redirect: the credentials travel in the body, and a caller's dispatcher
+        // composed with undici's redirect interceptor would re-send them (307/308) to wherever
+        // `Location` points. The interceptor reads this per dispatch and then passes the request
+        // on untouched; undici's own clients accept 0. A 3xx is then the answer (an APIError).
+        maxRedirections: 0,
+      }
+      dispatch(options, handler)
     } catch (error) {
       handler.onResponseError(null, error instanceof Error ? error : new Error(String(error)))
     }
@@ -100,7 +119,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   readonly #request: ExchangeRequest
   #resolve: ((outcome: ExchangeOutcome) => void) | undefined
   #controller: Dispatcher.DispatchController | undefined
-  readonly #timer: NodeJS.Timeout
+  #timer: NodeJS.Timeout
+  /** When the attempt started (`performance.now()`), for `within`. */
+  readonly #startedAt: number
+  /** The request has been handed to a connection. */
+  #sent = false
+  /** The running timer is `within`'s, not `timeout`'s. */
+  #cut: boolean
   readonly #onAbort: (() => void) | undefined
   #status = 0
   #success = false
@@ -116,9 +141,15 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   constructor(request: ExchangeRequest, resolve: (outcome: ExchangeOutcome) => void) {
     this.#request = request
     this.#resolve = resolve
-    this.#timer = setTimeout(() => {
-      this.#stop({ ok: false, failure: 'timeout' })
-    }, request.timeout)
+    this.#startedAt = performance.now()
+    const within = request.within ?? Infinity
+    this.#cut = within < request.timeout
+    this.#timer = setTimeout(
+      () => {
+        this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
+      },
+      Math.min(request.timeout, within),
+    )
     const signal = request.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
@@ -134,11 +165,38 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     return this.#resolve === undefined
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
     // Settled while it waited for a socket (deadline, abort). Throwing here makes undici drop the
     // request before writing it and keep the socket; `controller.abort()` would destroy the socket.
     if (this.#resolve === undefined) throw new Error('The attempt was abandoned before it was sent')
+    // A start whose context lists URLs already visited (undici's redirect handler passes them) is a
+    // dispatcher that followed a redirect although told not to (one that ignores
+    // `maxRedirections`, e.g. built on RedirectHandler.buildDispatch): the next hop is refused
+    // before a byte of it (the credentials) is written. (A retry interceptor's second start has
+    // no such history: it is the same request again, to the same origin.)
+    const history = (context as { history?: unknown } | null | undefined)?.history
+    if (Array.isArray(history) && history.length > 0) {
+      const error = redirectFollowed(history)
+      this.#settle({ ok: false, failure: 'network', error })
+      throw error
+    }
     this.#controller = controller
+    // The request leaves the queue: the exchange gets its whole `timeout` from now (within
+    // `within`). Once: a caller's retry interceptor starts it again inside the same deadline.
+    if (this.#sent) return
+    this.#sent = true
+    const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
+    if (left >= this.#request.timeout && !this.#cut) this.#timer.refresh()
+    else {
+      clearTimeout(this.#timer)
+      this.#cut = left < this.#request.timeout
+      this.#timer = setTimeout(
+        () => {
+          this.#stop({ ok: false, failure: 'timeout', sent: true, cut: this.#cut })
+        },
+        Math.max(0, Math.min(this.#request.timeout, left)),
+      )
+    }
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
@@ -244,6 +302,19 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.#onAbort !== undefined) this.#request.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)
   }
+}
+
+/** Code of the error of a redirect the dispatcher followed (see `onRequestStart`); the retry policy never retries it. */
+export const REDIRECT_FOLLOWED = 'ERR_CHAT_SERVICE_REDIRECT_FOLLOWED'
+
+/** The error of a redirect a dispatcher followed; `history` is what undici's redirect handler passes (the URLs visited). */
+function redirectFollowed(history: readonly unknown[]): Error {
+  const from = ` from ${String(history.at(-1))}`
+  const error = new Error(
+    `redirect not followed: the dispatcher followed a redirect${from} although the SDK asked it not to (maxRedirections: 0); the request to its location was refused before it was sent, because credentials travel in the body`,
+  )
+  Object.defineProperty(error, 'code', { value: REDIRECT_FOLLOWED, enumerable: true })
+  return error
 }
 
 /** undici's parsed headers as one string per name; the same object when nothing repeats (the common case). */

@@ -60,7 +60,7 @@ export function decodeBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>): u
  * Checks a success response's decoded body against `schema` and returns the body itself (not
  * zod's copy), so every field the service sent is kept, unknown ones included, and keys such as
  * `__proto__` stay plain own properties; or, with `output: 'parsed'`, the schema's output (the
- * schema then keeps unknown fields itself).
+ * schema then keeps unknown fields itself, and `__proto__` keys are put back: zod drops them).
  * - `strict`: a body that does not match throws {@link ResponseValidationError}.
  * - `warn`: the body is returned as sent and each distinct issue path is logged once at `warn`;
  *   issues for which `isFatal` answers true still throw (by default a body that is not even the
@@ -91,7 +91,7 @@ export function checkBody<S extends z.ZodType>(
   // failure (rare) or the parsed output (typed metadata) pays for safeParse.
   if (context.output !== 'parsed' && validatorOf(schema)(body)) return body as z.output<S>
   const result = schema.safeParse(body)
-  if (result.success) return context.output === 'parsed' ? result.data : (body as z.output<S>)
+  if (result.success) return context.output === 'parsed' ? keepProtoKeys(body, result.data) : (body as z.output<S>)
   const issues = toIssues(result.error.issues)
   if (context.validation === 'strict' || issues.some(isFatal)) {
     throw responseValidationError(raw, request, issues, context.redactor, body)
@@ -105,9 +105,29 @@ export function checkBody<S extends z.ZodType>(
     ...body,
     data: data.map((item: unknown) => {
       const parsed = items.safeParse(item)
-      return parsed.success ? parsed.data : item
+      return parsed.success ? keepProtoKeys(item, parsed.data) : item
     }),
   } as z.output<S>
+}
+
+/**
+ * zod leaves every `__proto__` key out of the objects it outputs (assigning one would set the
+ * prototype): puts those of `input` back into `output`, as plain own properties, wherever both hold
+ * an object under the same key, so that a parsed body keeps them as a body returned as sent does.
+ * Metadata holds none by then (typed metadata refuses them: a schema of yours may reshape it); the
+ * SDK's own schemas keep every other key where it was. Returns `output`.
+ */
+function keepProtoKeys<T>(input: unknown, output: T, depth = 0): T {
+  if (input === output || typeof input !== 'object' || input === null || typeof output !== 'object' || output === null) return output
+  if (depth > MAX_RESPONSE_DEPTH || Array.isArray(input) !== Array.isArray(output)) return output
+  const from = input as Record<string, unknown>
+  const to = output as Record<string, unknown>
+  for (const key of Object.keys(from)) {
+    if (!Object.hasOwn(to, key)) {
+      if (key === '__proto__') Object.defineProperty(to, key, { value: from[key], enumerable: true, writable: true, configurable: true })
+    } else keepProtoKeys(from[key], to[key], depth + 1)
+  }
+  return output
 }
 
 /** Each response schema's check, made on first use. */

@@ -4,6 +4,7 @@
  */
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS } from '../core/retry.ts'
 import { RETRYABLE_STATUSES, serverRequestedDelay } from '../errors/retry-after.ts'
+import { REDIRECT_FOLLOWED } from './exchange.ts'
 import { errorCode } from './network-errors.ts'
 
 export { serverRequestedDelay }
@@ -14,7 +15,9 @@ const RETRYABLE: ReadonlySet<number> = new Set(RETRYABLE_STATUSES)
  * Network failures that fail the same way every time, by error code, so they are thrown at once:
  * an invalid argument, an unsupported header, a closed or destroyed dispatcher, a MockAgent with
  * no matching interceptor, Node's own argument errors, a TLS handshake that fails (`ERR_SSL_*`,
- * e.g. TLS spoken to a plain-HTTP port), and every TLS certificate problem (an
+ * e.g. TLS spoken to a plain-HTTP port), a redirect a
+ * dispatcher followed although told not to ({@link REDIRECT_FOLLOWED}), a response that starts
+ * with an unsolicited `100 Continue` ({@link isUnsolicitedContinue}), and every TLS certificate problem (an
  * untrusted, self-signed, expired or misnamed certificate is the same on every attempt). Every
  * other failure before a full response (refused, reset, closed early, DNS, a network error
  * without a code) may succeed on another attempt.
@@ -30,9 +33,21 @@ export function isCertificateError(error: unknown): boolean {
   return CERTIFICATE_CODES.test(errorCode(error))
 }
 
+/**
+ * Whether undici refused the response because it began with a `100 Continue` the SDK did not ask
+ * for. undici 8's HTTP/1.1 parsers (llhttp and milo alike) destroy the socket on status 100 with
+ * `SocketError('bad response')`, with no option to read past it (other 1xx are read past); while
+ * a request is running, that is the only cause of this error. The SDK never sends
+ * `Expect: 100-continue`, so such a server answers every attempt the same way.
+ */
+export function isUnsolicitedContinue(error: unknown): boolean {
+  return errorCode(error) === 'UND_ERR_SOCKET' && error instanceof Error && error.message === 'bad response'
+}
+
 /** Whether a network error would fail the same way on every attempt (so it is neither retried nor `retryable`). */
 export function failsEveryTime(error: unknown): boolean {
-  return FINAL_CODES.test(errorCode(error)) || isCertificateError(error)
+  const code = errorCode(error)
+  return FINAL_CODES.test(code) || code === REDIRECT_FOLLOWED || isCertificateError(error) || isUnsolicitedContinue(error)
 }
 
 /** How an attempt ended, as far as the retry policy is concerned. */

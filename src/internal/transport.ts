@@ -26,7 +26,7 @@ import { RateLimitPause } from './rate-limit.ts'
 import { decodeBody, pausedError, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
-import { clientPause, decideRetry, failsEveryTime, isCertificateError, type AttemptFailure } from './retry-policy.ts'
+import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
 import { sleep, waitFor } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -176,10 +176,9 @@ export class Transport {
         const shared = pause.fromStore ? ', from the rateLimitStore' : ''
         await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms${shared})`)
       }
-      // 2–3. One attempt, cut to what is left of the deadline, and its intake.
+      // 2–3. One attempt, within what is left of the deadline, and its intake.
       const left = deadline.left()
       if (left <= 0) throw this.#outOfTime(request, deadline, lastError, `before attempt ${attempt}`)
-      const timeout = Math.min(options.timeout, left)
       const started = performance.now()
       const outcome = this.#intake(
         request,
@@ -189,7 +188,8 @@ export class Transport {
           method: request.method,
           headers: options.requestHeaders,
           body,
-          timeout,
+          timeout: options.timeout,
+          within: left,
           maxResponseBytes: options.maxResponseBytes,
           isSuccess: request.success ?? isAny2xx,
           signal,
@@ -199,7 +199,7 @@ export class Transport {
       observer.attempted(attempt, outcome, performance.now() - started)
       // 5. The retry policy.
       if (outcome.ok && outcome.response.success) return outcome.response
-      if (!outcome.ok && outcome.failure === 'timeout' && timeout < options.timeout) {
+      if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) {
         throw this.#outOfTime(request, deadline, lastError, `during attempt ${attempt}`)
       }
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
@@ -311,7 +311,13 @@ export class Transport {
       case 'aborted':
         return aborted(outcome.reason, request, this.redactor, undefined)
       case 'timeout':
-        return new APITimeoutError({ method, path, message: `Request timed out after ${options.timeout} ms: ${method} ${path}` })
+        return new APITimeoutError({
+          method,
+          path,
+          message: outcome.sent
+            ? `Request timed out after ${options.timeout} ms: ${method} ${path}`
+            : `Request timed out after ${options.timeout} ms waiting for a connection (the request was not sent: every connection of the pool was busy, or connecting took that long): ${method} ${path}`,
+        })
       case 'too-large': {
         const issue = {
           path: [],
@@ -328,7 +334,9 @@ export class Transport {
         }
         const hint = isCertificateError(outcome.error)
           ? ". The service's TLS certificate was refused and would be on every attempt, so it was not retried. If the service uses a private CA, give it to Node with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or pass a dispatcher: new Agent({ connect: { ca } })"
-          : ''
+          : isUnsolicitedContinue(outcome.error)
+            ? ". The service answered with a '100 Continue' it was not asked for (the SDK never sends 'Expect: 100-continue') before its response, and undici, the SDK's HTTP client, refuses that response and closes the connection. The request reached the service and may have been processed; it was not retried, since every attempt would fail the same way. The service (or a proxy in front of it) must not send '100 Continue' unasked"
+            : ''
         return new APIConnectionError({
           method,
           path,

@@ -79,7 +79,8 @@ const defaultOperations = customerUserOperations<CustomerUserMetadata, Record<st
 function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions): CustomerUserOperations<z.output<S>, z.input<S>> {
   const forbidden = new Set((options.forbiddenKeys ?? []).map((key) => key.toLowerCase()))
   const refuseForbidden = (metadata: unknown, ctx: z.RefinementCtx): void => {
-    for (const path of forbiddenPaths(metadata, forbidden, [])) {
+    if (forbidden.size === 0) return
+    for (const path of keyPaths(metadata, (key) => forbidden.has(key.toLowerCase()), [])) {
       ctx.addIssue({
         code: 'custom',
         path,
@@ -88,33 +89,53 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
     }
   }
   // Forbidden keys are refused in what you give (even where your schema would strip them) and in
-  // what is sent: the schema's output, which must be a plain JSON object.
+  // what is sent: the schema's output, which must be a plain JSON object. A `__proto__` key is
+  // refused before the schema sees it: zod leaves it out of the objects it outputs.
   const toSend = walkableSchema
+    .superRefine(refuseProtoKeys('write'))
     .superRefine(refuseForbidden)
     .pipe(schema)
     .pipe(jsonObjectSchema as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
     .superRefine(refuseForbidden)
-  return customerUserOperations<z.output<S>, z.input<S>>(schema as z.ZodType<z.output<S>>, toSend, 'parsed')
+  // Reads: a stored `__proto__` key is an issue at its path, not a key the output silently lacks
+  // (which `updateMetadata` would then write back without it).
+  const toRead = z.unknown().superRefine(refuseProtoKeys('read')).pipe(schema) as unknown as z.ZodType<z.output<S>>
+  return customerUserOperations<z.output<S>, z.input<S>>(toRead, toSend, 'parsed')
 }
 
 /**
- * Paths of every key in `forbidden` (lower-case) inside `value`, at any depth up to
- * `MAX_JSON_DEPTH`. A cycle, or deeper nesting, is not followed (the JSON checks report them).
+ * Refuses every `__proto__` key in metadata, at its path. `JSON.parse` makes such a key a plain
+ * own property (untyped metadata keeps it), but zod leaves it out of every object it outputs (it
+ * will not assign it, which would set the prototype), so a schema of yours would drop it
+ * silently: on a read, and so on the next write.
  */
-function forbiddenPaths(
+function refuseProtoKeys(when: 'read' | 'write'): (metadata: unknown, ctx: z.RefinementCtx) => void {
+  const message =
+    when === 'write'
+      ? 'a "__proto__" key cannot go through a withMetadata schema (zod drops it from its output): refused rather than lost'
+      : 'a "__proto__" key cannot go through a withMetadata schema (zod drops it from its output, and the next write would erase it): read this user without withMetadata, or with responseValidation: \'warn\' (returned as sent)'
+  return (metadata, ctx) => {
+    for (const path of keyPaths(metadata, (key) => key === '__proto__', [])) ctx.addIssue({ code: 'custom', path, message })
+  }
+}
+
+/**
+ * Paths of every object key in `value` that `matches`, at any depth up to `MAX_JSON_DEPTH`. A
+ * cycle, or deeper nesting, is not followed (the JSON checks report them).
+ */
+function keyPaths(
   value: unknown,
-  forbidden: ReadonlySet<string>,
+  matches: (key: string) => boolean,
   path: (string | number)[],
   ancestors: Set<object> = new Set(),
 ): (string | number)[][] {
-  if (forbidden.size === 0 || value === null || typeof value !== 'object' || ancestors.has(value) || path.length >= MAX_JSON_DEPTH)
-    return []
+  if (value === null || typeof value !== 'object' || ancestors.has(value) || path.length >= MAX_JSON_DEPTH) return []
   ancestors.add(value)
   const found: (string | number)[][] = []
   for (const [key, item] of Object.entries(value)) {
     const at = [...path, Array.isArray(value) ? Number(key) : key]
-    if (!Array.isArray(value) && forbidden.has(key.toLowerCase())) found.push(at)
-    found.push(...forbiddenPaths(item, forbidden, at, ancestors))
+    if (!Array.isArray(value) && matches(key)) found.push(at)
+    found.push(...keyPaths(item, matches, at, ancestors))
   }
   ancestors.delete(value)
   return found
@@ -224,7 +245,9 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * is a ResponseValidationError, or a warning under `responseValidation: 'warn'` (then the
    * metadata is returned as sent). `update` checks the metadata you give with the schema before
    * anything is sent and sends its OUTPUT (an old version you pass is upgraded before it is
-   * written), which must be a plain JSON object; the schema must accept its own output.
+   * written), which must be a plain JSON object; the schema must accept its own output. A key
+   * named `__proto__`, at any depth, is refused on both sides (RequestValidationError on update,
+   * ResponseValidationError on read): zod leaves it out of its output, so it would be lost.
    *
    * ```ts
    * const Metadata = z.union([V2, V1.transform(upgrade)])
