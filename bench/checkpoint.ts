@@ -66,11 +66,18 @@ function build(style: Style, n: number): MessagesCheckpoint {
   return { version: 1, conversations }
 }
 
-/** Milliseconds of one call of `fn`. */
-function time<T>(fn: () => T): { ms: number; value: T } {
+/**
+ * Milliseconds of one call of `fn`: wall time, and this process's CPU time (user + system, every
+ * thread: V8's helper threads too). On a machine shared with other work the wall time stretches by
+ * the run queue; the CPU time much less, so both are printed.
+ */
+function time<T>(fn: () => T): { ms: number; cpuMs: number; value: T } {
+  const cpu = process.cpuUsage()
   const started = performance.now()
   const value = fn()
-  return { ms: performance.now() - started, value }
+  const ms = performance.now() - started
+  const used = process.cpuUsage(cpu)
+  return { ms, cpuMs: (used.user + used.system) / 1000, value }
 }
 
 /** Heap growth (MB) that `make` leaves live after a full GC. */
@@ -97,6 +104,11 @@ interface StyleFigures {
   shardMergeMs: Spread
   /** stringify + parse + listNew() + checkpoint(), per round: what one nightly run pays for its checkpoint. */
   roundTripMs: Spread
+  /** The same, as CPU time of this process. */
+  roundTripCpuMs: Spread
+  /** stringify + parse + listNew(), the goal's own reading (without checkpoint()). */
+  goalMs: Spread
+  goalCpuMs: Spread
   parsedHeapMB: number
   mapHeapMB: number
 }
@@ -133,6 +145,9 @@ try {
       checkpoint: [] as number[],
       shardMerge: [] as number[],
       roundTrip: [] as number[],
+      roundTripCpu: [] as number[],
+      goal: [] as number[],
+      goalCpu: [] as number[],
     }
     for (let round = 0; round < ROUNDS; round++) {
       collectGarbage()
@@ -163,7 +178,12 @@ try {
       rounds.checkpoint.push(c.ms)
       rounds.shardMerge.push(sh.ms)
       rounds.roundTrip.push(s.ms + p.ms + l.ms + c.ms)
-      log(`  ${style} round ${round + 1}/${ROUNDS}: round trip ${((s.ms + p.ms + l.ms + c.ms) / 1000).toFixed(2)} s`)
+      rounds.roundTripCpu.push(s.cpuMs + p.cpuMs + l.cpuMs + c.cpuMs)
+      rounds.goal.push(s.ms + p.ms + l.ms)
+      rounds.goalCpu.push(s.cpuMs + p.cpuMs + l.cpuMs)
+      log(
+        `  ${style} round ${round + 1}/${ROUNDS}: round trip ${((s.ms + p.ms + l.ms + c.ms) / 1000).toFixed(2)} s (CPU ${((s.cpuMs + p.cpuMs + l.cpuMs + c.cpuMs) / 1000).toFixed(2)} s); stringify ${s.ms.toFixed(0)}, parse ${p.ms.toFixed(0)}, listNew ${l.ms.toFixed(0)}, checkpoint() ${c.ms.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(1)}`,
+      )
     }
     figures.push({
       style,
@@ -177,6 +197,9 @@ try {
       checkpointMs: spread(rounds.checkpoint),
       shardMergeMs: spread(rounds.shardMerge),
       roundTripMs: spread(rounds.roundTrip),
+      roundTripCpuMs: spread(rounds.roundTripCpu),
+      goalMs: spread(rounds.goal),
+      goalCpuMs: spread(rounds.goalCpu),
       parsedHeapMB,
       mapHeapMB,
     })
@@ -203,7 +226,10 @@ out(
       ['  of which merge (mergeCheckpoints) ms', ...figures.map((f) => ms(f.mergeMs))],
       ['checkpoint() ms', ...figures.map((f) => ms(f.checkpointMs))],
       [`listNew({ checkpoint: ${SHARDS} shards' checkpoints, shard }) ms`, ...figures.map((f) => ms(f.shardMergeMs))],
+      ['stringify + parse + listNew() ms (the goal)', ...figures.map((f) => ms(f.goalMs))],
+      ['  the same, client CPU ms', ...figures.map((f) => ms(f.goalCpuMs))],
       ['round trip ms (stringify + parse + listNew() + checkpoint())', ...figures.map((f) => ms(f.roundTripMs))],
+      ['  the same, client CPU ms', ...figures.map((f) => ms(f.roundTripCpuMs))],
       ['heap held by the parsed checkpoint, MB', ...figures.map((f) => f.parsedHeapMB.toFixed(0))],
       ["heap held by listNew's merged map, MB", ...figures.map((f) => f.mapHeapMB.toFixed(0))],
     ],
@@ -222,7 +248,23 @@ out(
         figures.every((f) => f.bytes / per <= GOAL.bytes) ? 'met' : 'MISSED',
       ],
       [
-        `stringify + parse + listNew() + checkpoint() ≤ ${GOAL.seconds} s`,
+        `stringify + parse + listNew() ≤ ${GOAL.seconds} s (wall)`,
+        ...figures.map(
+          (f) =>
+            `${(f.goalMs.median / per / 1000).toFixed(2)} s (${(f.goalMs.min / per / 1000).toFixed(2)}–${(f.goalMs.max / per / 1000).toFixed(2)})`,
+        ),
+        figures.every((f) => f.goalMs.median / per <= GOAL.seconds * 1000) ? 'met' : 'MISSED',
+      ],
+      [
+        `the same, client CPU ≤ ${GOAL.seconds} s (less sensitive to other work on the machine)`,
+        ...figures.map(
+          (f) =>
+            `${(f.goalCpuMs.median / per / 1000).toFixed(2)} s (${(f.goalCpuMs.min / per / 1000).toFixed(2)}–${(f.goalCpuMs.max / per / 1000).toFixed(2)})`,
+        ),
+        figures.every((f) => f.goalCpuMs.median / per <= GOAL.seconds * 1000) ? 'met' : 'MISSED',
+      ],
+      [
+        `stringify + parse + listNew() + checkpoint() ≤ ${GOAL.seconds} s (wall; what a nightly run pays in all)`,
         ...figures.map((f) => `${(f.roundTripMs.median / per / 1000).toFixed(2)} s (max ${(f.roundTripMs.max / per / 1000).toFixed(2)})`),
         figures.every((f) => f.roundTripMs.median / per <= GOAL.seconds * 1000) ? 'met' : 'MISSED',
       ],

@@ -70,6 +70,8 @@ interface Figures {
   kind: NightlyContender['kind']
   concurrency: number
   requests: Spread
+  /** Most requests the server held at once, per run. */
+  maxInFlight: Spread
   wallMs: Spread
   cpuMs: Spread
   messages: number
@@ -228,7 +230,7 @@ export async function nightly(
       )
     }
 
-    const runs = new Map<string, { run: ExportRun; requests: number }[]>(contenders.map((c) => [c.name, []]))
+    const runs = new Map<string, { run: ExportRun; requests: number; maxInFlight: number }[]>(contenders.map((c) => [c.name, []]))
     for (const c of contenders) await c.run(config.runBudgetMs) // warm-up, checked
     for (let round = 0; round < config.rounds; round++) {
       const started = performance.now()
@@ -238,7 +240,7 @@ export async function nightly(
         const run = await c.run(config.runBudgetMs)
         const stats = await server.stats()
         if (stats.errors > 0) throw new Error(`${c.name}: the server answered ${stats.errors} requests with an error`)
-        runs.get(c.name)!.push({ run, requests: stats.requests })
+        runs.get(c.name)!.push({ run, requests: stats.requests, maxInFlight: stats.maxInFlight })
       }
       log(`  nightly round ${round + 1}/${config.rounds}: ${((performance.now() - started) / 1000).toFixed(1)} s`)
     }
@@ -254,6 +256,7 @@ export async function nightly(
         kind: c.kind,
         concurrency: c.concurrency,
         requests: spread(mine.map((r) => r.requests)),
+        maxInFlight: spread(mine.map((r) => r.maxInFlight)),
         wallMs: spread(mine.map((r) => r.run.wallMs)),
         cpuMs: spread(mine.map((r) => r.run.cpuMs)),
         messages: mine[0]!.run.messages,
@@ -325,6 +328,7 @@ export function nightlyTable(result: NightlyResult): string {
         'night',
         'contender',
         'requests',
+        'max in flight (server)',
         'messages',
         'wall ms',
         'client CPU ms',
@@ -336,6 +340,7 @@ export function nightlyTable(result: NightlyResult): string {
         f.kind.endsWith('empty') ? '3 (nothing new)' : '2',
         f.name,
         fmtSpread(f.requests, 0),
+        fmtSpread(f.maxInFlight, 0),
         String(f.messages),
         ms(f.wallMs),
         ms(f.cpuMs),

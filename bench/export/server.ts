@@ -55,6 +55,12 @@ export interface ServerStats {
   byEncoding: Record<string, { responses: number; bodyBytes: number }>
   /** Mean ms from the request's last byte to the response's write: the configured latency plus timer overshoot. */
   meanDelayMs: number
+  /**
+   * Most requests the server held at once (received, not yet answered) since the last reset: what
+   * a contender's concurrency really was, to check that two contenders compared at "the same
+   * concurrency" kept the same number of requests in flight.
+   */
+  maxInFlight: number
 }
 
 export interface ExportServer {
@@ -96,6 +102,7 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
   let night = nights[0]!
   let stats = fresh()
   let delaySum = 0
+  let inFlight = 0
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -123,6 +130,7 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
       }
       const ended = performance.now()
       stats.requests++
+      stats.maxInFlight = Math.max(stats.maxInFlight, ++inFlight)
       const { status, body, encoding } = answer(req, Buffer.concat(chunks), target)
       const headers: http.OutgoingHttpHeaders = {
         'content-type': 'application/json; charset=utf-8',
@@ -131,6 +139,7 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
       }
       if (encoding !== 'identity') headers['content-encoding'] = encoding
       setTimeout(() => {
+        inFlight--
         delaySum += performance.now() - ended
         if (status !== 200) stats.errors++
         const counter = (stats.byEncoding[encoding] ??= { responses: 0, bodyBytes: 0 })
@@ -190,5 +199,5 @@ export async function startExportServer(data: ExportDataset, options: ExportServ
 }
 
 function fresh(): ServerStats {
-  return { requests: 0, errors: 0, byEncoding: {}, meanDelayMs: 0 }
+  return { requests: 0, errors: 0, byEncoding: {}, meanDelayMs: 0, maxInFlight: 0 }
 }
