@@ -20,7 +20,7 @@ import {
   type CustomerUser,
   type CustomerUserListParams,
   type CustomerUserMetadata,
-  type CustomerUserUpdateParams,
+  type CustomerUserUpdateFields,
   type UpdatedCustomerUser,
 } from '../schemas/customer-user.ts'
 import { jsonObjectSchema, MAX_JSON_DEPTH, walkableSchema } from '../schemas/json.ts'
@@ -41,7 +41,7 @@ interface CustomerUserOperations<Metadata, MetadataInput> {
   readonly list: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
   /** The list endpoint as `findByExternalId` reads it (its own name in errors, logs and traces). */
   readonly find: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
-  readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>, UpdatedCustomerUser<Metadata>>
+  readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>, UpdatedCustomerUser<Metadata>>
 }
 
 /**
@@ -61,7 +61,7 @@ function customerUserOperations<Metadata, MetadataInput>(
     find: list('customerUsers.findByExternalId'),
     update: defineOperation({
       endpoint: ENDPOINTS.updateCustomerUser,
-      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>,
+      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>,
       response: updatedCustomerUserSchemaWith(read),
       output,
     }),
@@ -169,19 +169,31 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
    * full object to keep existing keys (or use {@link CustomerUsers.updateMetadata}).
+   *
+   * `params` may be built up at run time: any `{ name?, email?, metadata? }` object type-checks
+   * (members may be `undefined`, which means "not given"). An update with nothing to change (`{}`,
+   * or every member `undefined`) is refused with RequestValidationError before anything is sent.
+   *
+   * ```ts
+   * const changes: { name?: string; email?: string } = {}
+   * if (row.name !== user.name) changes.name = row.name
+   * if (Object.keys(changes).length > 0) await client.customerUsers.update(user.id, changes)
+   * ```
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
-   * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object; with
-   * `withMetadata`, checked by your schema, and its output is what is sent).
+   * @param params - At least one of `name`, `email` (non-empty strings), `metadata` (a plain JSON
+   * object; with `withMetadata`, checked by your schema, and its output is what is sent).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
-   * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
-   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500),
-   * RateLimitError (429) once retries run out; APIConnectionError, APITimeoutError;
-   * APIUserAbortError; ResponseValidationError; ChatServiceError once the client is closed.
+   * @throws RequestValidationError (nothing sent): an empty update (no member given, or all
+   * `undefined`), an empty name or email, metadata that is not a plain JSON object (or that your
+   * schema refuses); NotFoundError (404: no such user in this company), AuthenticationError (401),
+   * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError;
+   * ChatServiceError once the client is closed.
    */
   update(
     id: string,
-    params: CustomerUserUpdateParams<NonNullable<MetadataInput>>,
+    params: CustomerUserUpdateFields<NonNullable<MetadataInput>>,
     options?: RequestOptions,
   ): APIPromise<UpdatedCustomerUser<Metadata>> {
     return this.#pipeline.call(this.#operations.update, { id }, params, options)
