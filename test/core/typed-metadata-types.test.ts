@@ -128,9 +128,9 @@ describe('update() with changes computed at run time (issue 18)', () => {
   it('the at-least-one form, CustomerUserUpdateParams, is still accepted (and still refuses {} at compile time)', () => {
     expectTypeOf<CustomerUserUpdateParams<In>>().toExtend<Parameters<TypedUsers['update']>[1]>()
     expectTypeOf<CustomerUserUpdateParams>().toExtend<Parameters<ChatServiceClient['customerUsers']['update']>[1]>()
-    expectTypeOf<{}>().not.toExtend<CustomerUserUpdateParams>()
+    expectTypeOf({}).not.toExtend<CustomerUserUpdateParams>()
     // `{}` itself compiles for update(); it is refused at run time (RequestValidationError, nothing sent).
-    expectTypeOf<{}>().toExtend<Parameters<ChatServiceClient['customerUsers']['update']>[1]>()
+    expectTypeOf({}).toExtend<Parameters<ChatServiceClient['customerUsers']['update']>[1]>()
   })
 })
 
@@ -165,10 +165,12 @@ async function misuses(client: ChatServiceClient, users: TypedUsers): Promise<un
   await users.update(user.id, { metadata: { version: 1, tier: 'platinum' } })
   // @ts-expect-error untyped metadata does not fit a typed resource
   await users.update(user.id, { metadata: {} as Record<string, unknown> })
+  const stray = { nickname: 'x' }
   // @ts-expect-error a computed object with none of update()'s members (TS2559: nothing in common)
-  await users.update(user.id, { nickname: 'x' } as { nickname: string })
+  await users.update(user.id, stray)
+  const numbered: { name?: number } = {}
   // @ts-expect-error nor a wrongly typed member
-  await client.customerUsers.update(user.id, {} as { name?: number })
+  await client.customerUsers.update(user.id, numbered)
   // @ts-expect-error the callback gets the output: `tier` is not on it
   await users.updateMetadata('ext-1', (current) => ({ version: 1, tier: current.tier }))
   // @ts-expect-error the callback returns the input shape: plan is an object
