@@ -16,6 +16,7 @@ import type {
   ChatServiceClient,
   CustomerUser,
   CustomerUserMetadata,
+  CustomerUserPage,
   CustomerUserUpdateFields,
   CustomerUserUpdateParams,
   CustomerUsers,
@@ -54,7 +55,7 @@ describe('withMetadata(schema)', () => {
   })
 
   it('list() items have metadata: z.output of the schema, on a page and when iterated', () => {
-    expectTypeOf<TypedUsers['list']>().returns.toEqualTypeOf<PagePromise<CustomerUser<Out>>>()
+    expectTypeOf<TypedUsers['list']>().returns.toEqualTypeOf<PagePromise<CustomerUser<Out>, CustomerUserPage<Out>>>()
     async function read(users: TypedUsers): Promise<void> {
       const page = await users.list()
       expectTypeOf(page.data).items.toHaveProperty('metadata').toEqualTypeOf<Out>()
