@@ -98,8 +98,8 @@ const skippedItems = new WeakMap<SkippedCustomerUser, SkippedItem>()
 export class CustomerUserPage<Metadata = CustomerUserMetadata> extends Page<CustomerUser<Metadata>> {
   /**
    * The users the service sent on this page that are not in `data`: their metadata does not match
-   * your schema (`withMetadata(schema, { onInvalidMetadata: 'skip' })`, or `responseValidation:
-   * 'warn'`). Empty otherwise, and always empty without `withMetadata`.
+   * your schema (`withMetadata(schema, { onInvalidMetadata: 'skip' })`, or
+   * `responseValidation: 'warn'`). Empty otherwise, and always empty without `withMetadata`.
    */
   readonly skipped: readonly SkippedCustomerUser[]
 
@@ -365,8 +365,8 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * user, "Metadata guidance"). Reads (`list`, the result of `update`) check each user's metadata
    * with it and return its output, typed `z.output<typeof schema>`: a schema that accepts an old
    * version and transforms it into the newest returns the newest shape. A listed user whose
-   * metadata does not match fails the page with ResponseValidationError (`onInvalidMetadata:
-   * 'throw'`, the default), or is left out of the page and reported (`'skip'`: `page.skipped`,
+   * metadata does not match fails the page with ResponseValidationError
+   * (`onInvalidMetadata: 'throw'`, the default), or is left out of the page and reported (`'skip'`: `page.skipped`,
    * `onSkip`, a `warn` log line; also under `responseValidation: 'warn'`, so that every item is
    * the schema's output). `update`'s result is one user: one that does not match is a
    * ResponseValidationError (the update was made), or under `responseValidation: 'warn'` a
