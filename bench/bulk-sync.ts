@@ -60,7 +60,8 @@ async function recipe(users: ReturnType<typeof withMetadata>): Promise<void> {
   for await (const user of users.list({ limit: 100 })) byExternalId.set(user.external_id, user)
   await pool(rows, async (row) => {
     const user = byExternalId.get(row.externalId)
-    if (user !== undefined && user.metadata.plan !== row.plan) await users.update(user.id, { metadata: { ...user.metadata, plan: row.plan } })
+    if (user !== undefined && user.metadata.plan !== row.plan)
+      await users.update(user.id, { metadata: { ...user.metadata, plan: row.plan } })
   })
 }
 
