@@ -53,12 +53,33 @@ function verbsOf(group: string): string[] {
   return COMMANDS.filter((command) => command.words[0] === group && command.words.length === 2).map((command) => command.words[1] as string)
 }
 
-/** Reads `args` (without the node and script paths). @throws UsageError */
-export function parseCommandLine(args: readonly string[]): Invocation {
-  // Before anything else, so that no later message can repeat a secret typed after such a flag.
-  const credential = args.find((arg) => CREDENTIAL_FLAG.test(arg))
-  if (credential !== undefined) throw new UsageError(credentialFlagMessage(credential), findCommand(args)?.command)
+/** Options that may also stand before the command's words (`chat-service --env-file .env agents list`), with a value each. */
+const LEADING_OPTIONS = new Set(['--base-url', '--env-file', '--format', '--max-items'])
 
+/**
+ * `args` with the {@link LEADING_OPTIONS} that stand before the command's words moved after them,
+ * where the command's parser reads them (and refuses one the command does not take). Stops at the
+ * first word that is not such an option, or one without its value.
+ */
+function hoistLeadingOptions(args: readonly string[]): readonly string[] {
+  let i = 0
+  while (i < args.length) {
+    const arg = args[i] ?? ''
+    const name = arg.split('=')[0] ?? arg
+    if (!LEADING_OPTIONS.has(name)) break
+    i += arg.includes('=') ? 1 : 2
+  }
+  if (i === 0 || i > args.length) return args
+  return [...args.slice(i), ...args.slice(0, i)]
+}
+
+/** Reads `args` (without the node and script paths). @throws UsageError */
+export function parseCommandLine(commandLine: readonly string[]): Invocation {
+  // Before anything else, so that no later message can repeat a secret typed after such a flag.
+  const credential = commandLine.find((arg) => CREDENTIAL_FLAG.test(arg))
+  if (credential !== undefined) throw new UsageError(credentialFlagMessage(credential), findCommand(commandLine)?.command)
+
+  const args = hoistLeadingOptions(commandLine)
   const found = findCommand(args)
   if (found === undefined) {
     const [first] = args

@@ -383,6 +383,23 @@ describe('where the configuration comes from', () => {
     expect(missing.stderr).toContain(`${join(installed.dir, 'nope.env')}: not found`)
   })
 
+  it('the common options may also stand before the command, as in gh or aws; one the command does not take is still refused', async () => {
+    const file = join(installed.dir, 'leading.env')
+    writeFileSync(
+      file,
+      `CHAT_SERVICE_BASE_URL=${env['CHAT_SERVICE_BASE_URL']}\nCHAT_SERVICE_KEY_ID=${env['CHAT_SERVICE_KEY_ID']}\nCHAT_SERVICE_KEY_SECRET=${keySecret}\n`,
+    )
+    const unset = { CHAT_SERVICE_BASE_URL: undefined, CHAT_SERVICE_KEY_ID: undefined, CHAT_SERVICE_KEY_SECRET: undefined }
+    const ran = await cli(['--env-file', file, '--format=json', '--max-items', '2', 'agents', 'list'], { env: unset })
+    expect(ran).toMatchObject({ code: 0, stderr: '' })
+    expect(JSON.parse(ran.stdout)).toHaveLength(2)
+    const refused = await cli(['--max-items', '2', 'token', 'issue', '--user-id', 'u-1'])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/max-items/)
+    expect(refused.stdout).toBe('')
+    expectNoSecret(ran, [keySecret])
+  })
+
   it('--base-url overrides CHAT_SERVICE_BASE_URL', async () => {
     const ran = await cli(['agents', 'list', '--base-url', server.url], { env: { CHAT_SERVICE_BASE_URL: 'http://127.0.0.1:9/rest/v1' } })
     expect(ran.code).toBe(0)
