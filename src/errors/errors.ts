@@ -14,6 +14,15 @@ export interface ValidationIssue {
   readonly message: string
   /** Machine-readable kind, following zod's issue codes (`invalid_type`, `too_big`, ...). */
   readonly code: string
+  /**
+   * For a union that no branch matched (`code: 'invalid_union'`): each branch's issues, in the
+   * union's order, with paths inside the value at {@link ValidationIssue.path}. The `message`
+   * then says the same, e.g.
+   * `no branch matched: branch 1 (version 2): subscription: …; branch 2: plan: …`
+   * (a branch is labelled by the literal it wants at a top-level key, when there is one; at most
+   * 3 issues a branch are written out). Absent for every other issue.
+   */
+  readonly branches?: readonly (readonly ValidationIssue[])[] | undefined
 }
 
 /**

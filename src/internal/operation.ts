@@ -8,6 +8,7 @@ import * as z from 'zod'
 import type { Endpoint } from '../endpoints.ts'
 import { idSchema } from '../schemas/common.ts'
 import type { HttpMethod } from './exchange.ts'
+import type { MemberCheck } from './read-response.ts'
 import { encodePathSegment } from './url.ts'
 
 /** What {@link defineOperation} takes. */
@@ -32,8 +33,8 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
    * `'parsed'` (the schema's output: for schemas that transform, such as typed metadata).
    */
   readonly output?: 'as-sent' | 'parsed'
-  /** For a list: the schema of one item (see `ReadContext.items`). */
-  readonly items?: z.ZodType
+  /** For a list: a member of each item checked by a caller's schema (see `MemberCheck`). */
+  readonly member?: MemberCheck
   /** Members of the success body that hold secrets (a chat `token`): every string in them, at any depth, is scrubbed from later errors and logs. */
   readonly secretFields?: readonly string[]
 }

@@ -201,13 +201,13 @@ export class RequestPipeline {
     )
   }
 
-  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'items'>): ReadContext {
+  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'member'>): ReadContext {
     return {
       redactor: this.#transport.redactor,
       logger: this.#options.log,
       validation,
       output: operation.output,
-      items: operation.items,
+      member: operation.member,
     }
   }
 }

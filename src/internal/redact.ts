@@ -131,6 +131,7 @@ export class Redactor {
       ...issue,
       path: issue.path.map((key) => (typeof key === 'string' ? this.redact(key) : key)),
       message: this.redact(issue.message),
+      ...(issue.branches === undefined ? {} : { branches: issue.branches.map((branch) => this.redactIssues(branch)) }),
     }))
   }
 

@@ -10,6 +10,11 @@ export interface PageSource<P> {
   readonly prefetch: number
   /** The error that reports `issues` found in `page` (a page this source made): see `PreparedList.invalid`. */
   invalid(page: P, issues: readonly ValidationIssue[]): Error
+  /**
+   * The page as the service sent it, for the paging rules (rules.ts): a page may hold fewer items
+   * than were sent (typed metadata's `onInvalidMetadata: 'skip'`). Default: the page itself.
+   */
+  asSent?(page: P): PageLike
 }
 
 interface PageLike {
@@ -32,7 +37,7 @@ export async function* iteratePages<P extends PageLike>(first: Promise<P>, sourc
   const inFlight = new Map<number, Promise<P>>()
   const sequence = new PageSequence()
   const checked = (page: P): P => {
-    const issues = sequence.check(page)
+    const issues = sequence.check(source.asSent?.(page) ?? page)
     if (issues.length > 0) throw source.invalid(page, issues)
     return page
   }

@@ -7,6 +7,7 @@ import * as z from 'zod'
 import type { ListEndpoint } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
+import { skippedIn, type MemberCheck } from '../internal/read-response.ts'
 import type { ListRequestOptions } from '../core/options.ts'
 import type { APIResponse, WithResponse } from '../core/response.ts'
 import { ChatServiceError } from '../errors/errors.ts'
@@ -38,6 +39,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly extra?: Extra
   /** What a page's body is returned as; see `OperationSpec.output`. */
   readonly output?: 'as-sent' | 'parsed'
+  /** A member of each item checked by a caller's schema; see `OperationSpec.member`. */
+  readonly member?: MemberCheck
   readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
@@ -49,8 +52,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     params: spec.params,
     query: ['page', 'limit'],
     response,
-    items: spec.item,
     ...(spec.output === undefined ? {} : { output: spec.output }),
+    ...(spec.member === undefined ? {} : { member: spec.member }),
   })
   return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
 }
@@ -91,7 +94,14 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     },
     invalid: (made, issues) => {
       const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
-      return prepared.invalid(made.pagination.page, result, issues)
+      // The error keeps the body as sent, items left out of the page included.
+      const sent = skippedIn(result.data)?.body as Body | undefined
+      return prepared.invalid(made.pagination.page, sent === undefined ? result : { ...result, data: sent }, issues)
+    },
+    // The paging rules judge the page the service sent, items left out of it included.
+    asSent: (made) => {
+      const sent = skippedIn(responses.get(made)?.data)?.body as PageBody | undefined
+      return sent ?? made
     },
   }
   return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)

@@ -6,11 +6,13 @@ import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
-import { ChatServiceError } from '../errors/errors.ts'
+import { ChatServiceError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
+import { skippedIn, type SkippedItem } from '../internal/read-response.ts'
+import type { PageSource } from '../pagination/iterate.ts'
 import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
-import type { Page } from '../pagination/page.ts'
+import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { MAX_LIMIT, type Pagination } from '../schemas/common.ts'
+import { MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
 import {
   customerUserListParamsSchema,
   customerUserSchemaWith,
@@ -20,7 +22,7 @@ import {
   type CustomerUser,
   type CustomerUserListParams,
   type CustomerUserMetadata,
-  type CustomerUserUpdateParams,
+  type CustomerUserUpdateFields,
   type UpdatedCustomerUser,
 } from '../schemas/customer-user.ts'
 import { jsonObjectSchema, MAX_JSON_DEPTH, walkableSchema } from '../schemas/json.ts'
@@ -34,42 +36,164 @@ export type MetadataOptions = {
    * before anything is sent. Reads are not checked. Default: none.
    */
   forbiddenKeys?: readonly string[] | undefined
-}
-
-/** The operations of customer users, for one metadata schema. */
-interface CustomerUserOperations<Metadata, MetadataInput> {
-  readonly list: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
-  /** The list endpoint as `findByExternalId` reads it (its own name in errors, logs and traces). */
-  readonly find: ListOperation<z.ZodType, { data: CustomerUser<Metadata>[]; pagination: Pagination }, Page<CustomerUser<Metadata>>>
-  readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>, UpdatedCustomerUser<Metadata>>
+  /**
+   * What a listing does with a stored user whose metadata your schema rejects (`list`, its pages
+   * and iteration, `findByExternalId`, `updateMetadata`'s read):
+   * - `'throw'` (default): the page fails with ResponseValidationError, its issues at
+   *   `data.N.metadata…` (the whole iteration ends there);
+   * - `'skip'`: the user is left out of `page.data` and of iteration, and reported: listed in
+   *   {@link CustomerUserPage.skipped} (id, external_id, index, issues), passed to `onSkip`, and
+   *   logged at `warn` (one line per user: its id and the issues, secrets scrubbed). The other
+   *   users of the page are returned. `pagination` stays as the service sent it, so a page may
+   *   hold fewer users than `limit` (and than `total` implies).
+   *
+   * Under `responseValidation: 'warn'` a user with invalid metadata is skipped and reported
+   * whichever you choose: it is never returned as sent, so every item is the schema's output, as
+   * its type says. Only a list's items are skipped; `update`'s result is a single user (see
+   * {@link CustomerUsers.withMetadata}).
+   */
+  onInvalidMetadata?: 'throw' | 'skip' | undefined
+  /**
+   * Called once for each user left out of a page (see `onInvalidMetadata`), when the page
+   * arrives (with `prefetch`, before its users are reached): count them, collect them for a
+   * report, or throw to end the listing with your error. Default: none (the `warn` log line and
+   * `page.skipped` still report them).
+   */
+  onSkip?: ((skipped: SkippedCustomerUser) => void) | undefined
 }
 
 /**
- * The operations, reading metadata with `read` and sending what `write` outputs. `'as-sent'`
- * returns bodies as the service sent them (checked); `'parsed'` returns the schemas' output.
+ * A customer user left out of a page because its metadata does not match your `withMetadata`
+ * schema (`onInvalidMetadata: 'skip'`, or `responseValidation: 'warn'`).
+ */
+export interface SkippedCustomerUser {
+  /** The user's internal id (as sent; its text if the service sent something else). */
+  readonly id: string
+  /** The user's `external_id` (as sent; its text if the service sent something else). */
+  readonly external_id: string
+  /** Its position in the page's `data` as the service sent it (0-based). */
+  readonly index: number
+  /**
+   * What your schema found, paths from the user (`['metadata', 'plan']`), secrets scrubbed. A
+   * union that no branch matched says why each branch failed (`ValidationIssue.branches`).
+   */
+  readonly issues: readonly ValidationIssue[]
+}
+
+/** Makes a {@link CustomerUserPage} (internal: its constructor is private; see src/internal/README.md). */
+let createCustomerUserPage: <M>(
+  body: { data: CustomerUser<M>[]; pagination: Pagination },
+  response: APIResponse,
+  source: PageSource<CustomerUserPage<M>>,
+) => CustomerUserPage<M>
+
+/** The internal record of each skipped user: it makes the error `findByExternalId` throws for it. */
+const skippedItems = new WeakMap<SkippedCustomerUser, SkippedItem>()
+
+/**
+ * One page of customer users (spec, Endpoint 2): a {@link Page} that also lists the users left out
+ * of it because their metadata does not match your `withMetadata` schema.
+ * @typeParam Metadata - The type of `metadata` of the users in `data`.
+ */
+export class CustomerUserPage<Metadata = CustomerUserMetadata> extends Page<CustomerUser<Metadata>> {
+  /**
+   * The users the service sent on this page that are not in `data`: their metadata does not match
+   * your schema (`withMetadata(schema, { onInvalidMetadata: 'skip' })`, or
+   * `responseValidation: 'warn'`). Empty otherwise, and always empty without `withMetadata`.
+   */
+  readonly skipped: readonly SkippedCustomerUser[]
+
+  static {
+    createCustomerUserPage = (body, response, source) => bindPageSource(new CustomerUserPage(body, response), source)
+  }
+
+  private constructor(body: { data: CustomerUser<Metadata>[]; pagination: Pagination }, response: APIResponse) {
+    super(body, response)
+    this.skipped = (skippedIn(body)?.items ?? []).map((item) => {
+      const user = item.item as { id?: unknown; external_id?: unknown } | null
+      const skipped: SkippedCustomerUser = {
+        id: String(user?.id),
+        external_id: String(user?.external_id),
+        index: item.index,
+        issues: item.issues,
+      }
+      skippedItems.set(skipped, item)
+      return skipped
+    })
+  }
+}
+
+/** A customer-user list operation (its pages are {@link CustomerUserPage}s). */
+type CustomerUserList<Metadata> = ListOperation<
+  z.ZodType,
+  { data: CustomerUser<Metadata>[]; pagination: Pagination },
+  CustomerUserPage<Metadata>
+>
+
+/** The operations of customer users, for one metadata schema. */
+interface CustomerUserOperations<Metadata, MetadataInput> {
+  readonly list: CustomerUserList<Metadata>
+  /** The list endpoint as `findByExternalId` reads it (its own name in errors, logs and traces). */
+  readonly find: CustomerUserList<Metadata>
+  readonly update: Operation<z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>, UpdatedCustomerUser<Metadata>>
+  /** Told of each user a page leaves out (`onSkip`). */
+  readonly onSkip: ((skipped: SkippedCustomerUser) => void) | undefined
+}
+
+/**
+ * The operations, reading metadata with `read` and sending what `write` outputs. Without `typed`,
+ * bodies are returned as the service sent them (checked). With it, list pages are checked with any
+ * metadata and then each user's metadata with `read` (its output returned, the users it rejects
+ * thrown or skipped per `onInvalid`), and update results are returned as the schema's output.
  */
 function customerUserOperations<Metadata, MetadataInput>(
   read: z.ZodType<Metadata>,
   write: z.ZodType,
-  output: 'as-sent' | 'parsed',
+  typed?: { readonly onInvalid: 'throw' | 'skip'; readonly onSkip: ((skipped: SkippedCustomerUser) => void) | undefined },
 ): CustomerUserOperations<Metadata, MetadataInput> {
-  const item = customerUserSchemaWith(read)
-  const list = (name: string): CustomerUserOperations<Metadata, MetadataInput>['list'] =>
-    defineList({ endpoint: ENDPOINTS.listCustomerUsers, name, params: customerUserListParamsSchema, item, output })
+  const onSkip = typed?.onSkip
+  const page = (
+    body: { data: CustomerUser<Metadata>[]; pagination: Pagination },
+    response: APIResponse,
+    source: PageSource<CustomerUserPage<Metadata>>,
+  ): CustomerUserPage<Metadata> => {
+    const made = createCustomerUserPage(body, response, source)
+    if (onSkip !== undefined) for (const skipped of made.skipped) onSkip(skipped)
+    return made
+  }
+  const list = (name: string): CustomerUserList<Metadata> =>
+    typed === undefined
+      ? defineList({
+          endpoint: ENDPOINTS.listCustomerUsers,
+          name,
+          params: customerUserListParamsSchema,
+          item: customerUserSchemaWith(read),
+          page,
+        })
+      : defineList({
+          endpoint: ENDPOINTS.listCustomerUsers,
+          name,
+          params: customerUserListParamsSchema,
+          // The page is checked with any metadata; each user's metadata is then read by the schema.
+          item: customerUserSchemaWith(z.unknown()) as z.ZodType<CustomerUser<Metadata>>,
+          member: { name: 'metadata', schema: read, onInvalid: typed.onInvalid, option: 'onInvalidMetadata' },
+          page,
+        })
   return {
     list: list('customerUsers.list'),
     find: list('customerUsers.findByExternalId'),
     update: defineOperation({
       endpoint: ENDPOINTS.updateCustomerUser,
-      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateParams<MetadataInput>>,
+      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>,
       response: updatedCustomerUserSchemaWith(read),
-      output,
+      output: typed === undefined ? 'as-sent' : 'parsed',
     }),
+    onSkip,
   }
 }
 
 /** Without `withMetadata`: metadata is any JSON object (or null), returned as sent. */
-const defaultOperations = customerUserOperations<CustomerUserMetadata, Record<string, unknown>>(metadataSchema, jsonObjectSchema, 'as-sent')
+const defaultOperations = customerUserOperations<CustomerUserMetadata, Record<string, unknown>>(metadataSchema, jsonObjectSchema)
 
 /**
  * The operations for a caller's metadata schema: reads return the schema's output (so a schema
@@ -77,6 +201,7 @@ const defaultOperations = customerUserOperations<CustomerUserMetadata, Record<st
  * which must be a plain JSON object, without forbidden keys.
  */
 function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions): CustomerUserOperations<z.output<S>, z.input<S>> {
+  const typed = { onInvalid: options.onInvalidMetadata ?? 'throw', onSkip: options.onSkip }
   const forbidden = new Set((options.forbiddenKeys ?? []).map((key) => key.toLowerCase()))
   const refuseForbidden = (metadata: unknown, ctx: z.RefinementCtx): void => {
     if (forbidden.size === 0) return
@@ -100,7 +225,7 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
   // Reads: a stored `__proto__` key is an issue at its path, not a key the output silently lacks
   // (which `updateMetadata` would then write back without it).
   const toRead = z.unknown().superRefine(refuseProtoKeys('read')).pipe(schema) as unknown as z.ZodType<z.output<S>>
-  return customerUserOperations<z.output<S>, z.input<S>>(toRead, toSend, 'parsed')
+  return customerUserOperations<z.output<S>, z.input<S>>(toRead, toSend, typed)
 }
 
 /**
@@ -175,14 +300,18 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
-   * @returns A {@link PagePromise}: await it for one page, `for await` it for every user.
+   * @returns A {@link PagePromise} of {@link CustomerUserPage}s: await it for one page, `for await`
+   * it for every user. Under `withMetadata(schema, { onInvalidMetadata: 'skip' })` (or
+   * `responseValidation: 'warn'`) users whose metadata the schema rejects are left out of
+   * `page.data` and of iteration and listed in `page.skipped`; `pagination` is as the service sent it.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError (also for
-   * metadata your `withMetadata` schema refuses, unless `responseValidation: 'warn'`);
+   * metadata your `withMetadata` schema refuses, under `onInvalidMetadata: 'throw'` and
+   * `responseValidation: 'strict'`: issues at `data.N.metadata…`); whatever your `onSkip` throws;
    * ChatServiceError once the client is closed.
    */
-  list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>> {
+  list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>, CustomerUserPage<Metadata>> {
     return listPages(this.#pipeline, this.#operations.list, {}, params, options)
   }
 
@@ -190,19 +319,31 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
    * full object to keep existing keys (or use {@link CustomerUsers.updateMetadata}).
+   *
+   * `params` may be built up at run time: any `{ name?, email?, metadata? }` object type-checks
+   * (members may be `undefined`, which means "not given"). An update with nothing to change (`{}`,
+   * or every member `undefined`) is refused with RequestValidationError before anything is sent.
+   *
+   * ```ts
+   * const changes: { name?: string; email?: string } = {}
+   * if (row.name !== user.name) changes.name = row.name
+   * if (Object.keys(changes).length > 0) await client.customerUsers.update(user.id, changes)
+   * ```
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
-   * @param params - At least one of `name`, `email`, `metadata` (a plain JSON object; with
-   * `withMetadata`, checked by your schema, and its output is what is sent).
+   * @param params - At least one of `name`, `email` (non-empty strings), `metadata` (a plain JSON
+   * object; with `withMetadata`, checked by your schema, and its output is what is sent).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
-   * @throws RequestValidationError (nothing sent); NotFoundError (404: no such user in this
-   * company), AuthenticationError (401), BadRequestError (400), InternalServerError (500),
-   * RateLimitError (429) once retries run out; APIConnectionError, APITimeoutError;
-   * APIUserAbortError; ResponseValidationError; ChatServiceError once the client is closed.
+   * @throws RequestValidationError (nothing sent): an empty update (no member given, or all
+   * `undefined`), an empty name or email, metadata that is not a plain JSON object (or that your
+   * schema refuses); NotFoundError (404: no such user in this company), AuthenticationError (401),
+   * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
+   * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError;
+   * ChatServiceError once the client is closed.
    */
   update(
     id: string,
-    params: CustomerUserUpdateParams<NonNullable<MetadataInput>>,
+    params: CustomerUserUpdateFields<NonNullable<MetadataInput>>,
     options?: RequestOptions,
   ): APIPromise<UpdatedCustomerUser<Metadata>> {
     return this.#pipeline.call(this.#operations.update, { id }, params, options)
@@ -227,7 +368,10 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`: for every page request.
    * @returns An {@link APIPromise} of the user (fields as in `list`), or `null`.
    * @throws ChatServiceError when several users have this `external_id` (the message says how
-   * many; list them with `list({ external_id })`); RequestValidationError for an empty
+   * many; list them with `list({ external_id })`); ResponseValidationError naming the user (its id
+   * and external_id, then its issues at `data.N.metadata…`) when the user exists but its metadata
+   * does not match your `withMetadata` schema (under `onInvalidMetadata: 'skip'` or
+   * `responseValidation: 'warn'` it is not "no such user"); RequestValidationError for an empty
    * `externalId` or bad options (nothing sent); the errors of `list` for any page:
    * AuthenticationError (401), BadRequestError (400), InternalServerError (500), RateLimitError
    * (429) once retries run out, APIConnectionError, APITimeoutError, APIUserAbortError,
@@ -241,9 +385,14 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * This resource typed and checked by your zod schema of `metadata` (spec, Resources: Customer
    * user, "Metadata guidance"). Reads (`list`, the result of `update`) check each user's metadata
    * with it and return its output, typed `z.output<typeof schema>`: a schema that accepts an old
-   * version and transforms it into the newest returns the newest shape. A read that does not match
-   * is a ResponseValidationError, or a warning under `responseValidation: 'warn'` (then the
-   * metadata is returned as sent). `update` checks the metadata you give with the schema before
+   * version and transforms it into the newest returns the newest shape. A listed user whose
+   * metadata does not match fails the page with ResponseValidationError
+   * (`onInvalidMetadata: 'throw'`, the default), or is left out of the page and reported (`'skip'`: `page.skipped`,
+   * `onSkip`, a `warn` log line; also under `responseValidation: 'warn'`, so that every item is
+   * the schema's output). `update`'s result is one user: one that does not match is a
+   * ResponseValidationError (the update was made), or under `responseValidation: 'warn'` a
+   * warning, and then its metadata is returned AS SENT, not as the schema's output, whatever the
+   * type says. `update` checks the metadata you give with the schema before
    * anything is sent and sends its OUTPUT (an old version you pass is upgraded before it is
    * written), which must be a plain JSON object; the schema must accept its own output. A key
    * named `__proto__`, at any depth, is refused on both sides (RequestValidationError on update,
@@ -255,12 +404,21 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * for await (const user of users.list()) user.metadata // z.output<typeof Metadata>
    * ```
    * @param schema - A zod schema of your metadata. Allow `null` (`.nullable()`) if some users have none.
-   * @param options - `forbiddenKeys`: keys refused in metadata before sending.
-   * @throws RequestValidationError when `forbiddenKeys` is not a list of strings.
+   * @param options - `forbiddenKeys`: keys refused in metadata before sending;
+   * `onInvalidMetadata` (`'throw'`, default, or `'skip'`) and `onSkip`: what a listing does with a
+   * user whose metadata the schema rejects (see {@link MetadataOptions}).
+   * @throws RequestValidationError when `forbiddenKeys` is not a list of strings,
+   * `onInvalidMetadata` neither `'throw'` nor `'skip'`, or `onSkip` not a function.
    */
   withMetadata<S extends z.ZodType>(schema: S, options: MetadataOptions = {}): CustomerUsers<z.output<S>, z.input<S>> {
     const [valid] = this.#pipeline.check('customerUsers.withMetadata', [
-      z.strictObject({ forbiddenKeys: z.array(z.string().min(1)).optional() }),
+      z.strictObject({
+        forbiddenKeys: z.array(z.string().min(1)).optional(),
+        onInvalidMetadata: z.enum(['throw', 'skip']).optional(),
+        onSkip: z
+          .custom<(skipped: SkippedCustomerUser) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
+          .optional(),
+      } satisfies SchemaOf<MetadataOptions>),
       options,
       ['options'],
     ])
@@ -287,7 +445,9 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, for every request.
    * @returns The updated user, or `undefined` when no user has this `external_id` (nothing is sent then).
    * @throws ChatServiceError when more than one user has this `external_id` (nothing is written);
-   * otherwise the errors of `findByExternalId` and `update`, and whatever `update` throws.
+   * ResponseValidationError when the user's stored metadata does not match your schema (under
+   * `onInvalidMetadata: 'skip'` too: the error names the user; nothing is written); otherwise the
+   * errors of `findByExternalId` and `update`, and whatever `update` throws.
    */
   async updateMetadata(
     externalId: string,
@@ -329,12 +489,24 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
         found ??= user
         count++
       }
+      // A user left out for its metadata is there all the same: never "no such user".
+      const invalid = page.skipped.find((user) => user.external_id === externalId)
+      if (invalid !== undefined) throw invalidMetadata(invalid, operation.name)
     }
     // Read to the end even after a second match: the error says how many there are.
     if (count > 1) throw notUnique(count)
     // The loop has read at least the first page (a failure throws out of it).
     return { data: found ?? null, response: response as APIResponse }
   }
+}
+
+/** The error of a lookup by `external_id` whose user is there but was left out for its metadata. */
+function invalidMetadata(user: SkippedCustomerUser, operation: string): ResponseValidationError {
+  const item = skippedItems.get(user) as SkippedItem
+  return item.error(
+    `customer user ${user.id} (external_id ${JSON.stringify(user.external_id)}) exists, but its metadata does not match your ` +
+      `withMetadata schema, so ${operation} cannot return it: fix the stored metadata (or the schema)`,
+  )
 }
 
 /** The error of a lookup by `external_id` that found `count` (> 1) users. */

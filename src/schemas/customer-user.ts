@@ -67,7 +67,12 @@ export type CustomerUserListParams = {
   external_id?: string | undefined
 }
 
-/** The fields `customerUsers.update` can change (spec, Endpoint 3). */
+/**
+ * The fields `customerUsers.update` can change (spec, Endpoint 3): what `update` takes. Every member
+ * is optional, so that an update built up at run time type-checks; an update that gives none of
+ * them (`{}`, or every member `undefined`) is refused at run time with RequestValidationError,
+ * before anything is sent.
+ */
 export interface CustomerUserUpdateFields<Metadata = Record<string, unknown>> {
   /** New display name (non-empty). */
   name?: string | undefined
@@ -80,7 +85,11 @@ export interface CustomerUserUpdateFields<Metadata = Record<string, unknown>> {
   metadata?: Metadata | undefined
 }
 
-/** Fields of `customerUsers.update`: at least one of `name`, `email`, `metadata`. */
+/**
+ * {@link CustomerUserUpdateFields} with at least one of `name`, `email`, `metadata` required by the
+ * compiler: for code that wants an empty update to be a type error rather than a
+ * RequestValidationError. Assignable to what `customerUsers.update` takes.
+ */
 export type CustomerUserUpdateParams<Metadata = Record<string, unknown>> =
   | (CustomerUserUpdateFields<Metadata> & { name: string })
   | (CustomerUserUpdateFields<Metadata> & { email: string })
@@ -142,7 +151,8 @@ export function customerUserUpdateParamsSchemaWith<M>(metadata: z.ZodType<M>): z
       metadata: metadata.optional(),
     } satisfies SchemaOf<CustomerUserUpdateFields<M>>)
     .refine((params) => params.name !== undefined || params.email !== undefined || params.metadata !== undefined, {
-      message: 'Give at least one of name, email or metadata to update',
+      message:
+        'Nothing to update: give at least one of name, email or metadata (an empty object, or one whose members are all undefined, changes nothing)',
     })
 }
 

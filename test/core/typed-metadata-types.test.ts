@@ -16,6 +16,8 @@ import type {
   ChatServiceClient,
   CustomerUser,
   CustomerUserMetadata,
+  CustomerUserPage,
+  CustomerUserUpdateFields,
   CustomerUserUpdateParams,
   CustomerUsers,
   PagePromise,
@@ -53,7 +55,7 @@ describe('withMetadata(schema)', () => {
   })
 
   it('list() items have metadata: z.output of the schema, on a page and when iterated', () => {
-    expectTypeOf<TypedUsers['list']>().returns.toEqualTypeOf<PagePromise<CustomerUser<Out>>>()
+    expectTypeOf<TypedUsers['list']>().returns.toEqualTypeOf<PagePromise<CustomerUser<Out>, CustomerUserPage<Out>>>()
     async function read(users: TypedUsers): Promise<void> {
       const page = await users.list()
       expectTypeOf(page.data).items.toHaveProperty('metadata').toEqualTypeOf<Out>()
@@ -63,7 +65,7 @@ describe('withMetadata(schema)', () => {
   })
 
   it('update() takes metadata: z.input of the schema and returns metadata: z.output', () => {
-    expectTypeOf<TypedUsers['update']>().parameter(1).toEqualTypeOf<CustomerUserUpdateParams<In>>()
+    expectTypeOf<TypedUsers['update']>().parameter(1).toEqualTypeOf<CustomerUserUpdateFields<In>>()
     expectTypeOf<TypedUsers['update']>().returns.toEqualTypeOf<APIPromise<UpdatedCustomerUser<Out>>>()
     // Both versions are accepted, and v2 without the defaulted `flags`.
     expectTypeOf<{ metadata: { version: 1; tier: 'gold' } }>().toExtend<Parameters<TypedUsers['update']>[1]>()
@@ -93,6 +95,46 @@ describe('withMetadata(schema)', () => {
   })
 })
 
+describe('update() with changes computed at run time (issue 18)', () => {
+  // Each function is type-checked only: it must compile (this project has exactOptionalPropertyTypes).
+  it('a { name?, email? } object built up member by member type-checks, plain and typed', () => {
+    async function computed(client: ChatServiceClient, users: TypedUsers, row: { name?: string; email?: string }): Promise<void> {
+      const changes: { name?: string; email?: string } = {}
+      if (row.name !== undefined) changes.name = row.name
+      if (row.email !== undefined) changes.email = row.email
+      await client.customerUsers.update('cu_1', changes)
+      await users.update('cu_1', changes)
+    }
+    expectTypeOf(computed).toBeFunction()
+  })
+
+  it('members typed `| undefined` (a wrapper forwarding its own optional inputs) type-check, metadata included', () => {
+    async function forwarded(
+      client: ChatServiceClient,
+      users: TypedUsers,
+      name: string | undefined,
+      metadata: In | undefined,
+      plain: Record<string, unknown> | undefined,
+    ): Promise<void> {
+      const changes: { name: string | undefined; email?: string | undefined } = { name }
+      await client.customerUsers.update('cu_1', changes)
+      await client.customerUsers.update('cu_1', { ...changes, metadata: plain })
+      await users.update('cu_1', { name, email: undefined, metadata })
+      const partial: Partial<CustomerUserUpdateFields<In>> = metadata === undefined ? {} : { metadata }
+      await users.update('cu_1', partial)
+    }
+    expectTypeOf(forwarded).toBeFunction()
+  })
+
+  it('the at-least-one form, CustomerUserUpdateParams, is still accepted (and still refuses {} at compile time)', () => {
+    expectTypeOf<CustomerUserUpdateParams<In>>().toExtend<Parameters<TypedUsers['update']>[1]>()
+    expectTypeOf<CustomerUserUpdateParams>().toExtend<Parameters<ChatServiceClient['customerUsers']['update']>[1]>()
+    expectTypeOf({}).not.toExtend<CustomerUserUpdateParams>()
+    // `{}` itself compiles for update(); it is refused at run time (RequestValidationError, nothing sent).
+    expectTypeOf({}).toExtend<Parameters<ChatServiceClient['customerUsers']['update']>[1]>()
+  })
+})
+
 describe('client.customerUsers without withMetadata', () => {
   it('keeps metadata: Record<string, unknown> | null on reads, Record<string, unknown> on writes', () => {
     expectTypeOf<ChatServiceClient['customerUsers']>().toEqualTypeOf<CustomerUsers>()
@@ -101,7 +143,7 @@ describe('client.customerUsers without withMetadata', () => {
       string,
       unknown
     > | null>()
-    expectTypeOf<ChatServiceClient['customerUsers']['update']>().parameter(1).toEqualTypeOf<CustomerUserUpdateParams>()
+    expectTypeOf<ChatServiceClient['customerUsers']['update']>().parameter(1).toEqualTypeOf<CustomerUserUpdateFields>()
     expectTypeOf<Parameters<ChatServiceClient['customerUsers']['updateMetadata']>[1]>().toEqualTypeOf<
       (current: Record<string, unknown> | null) => Record<string, unknown> | PromiseLike<Record<string, unknown>>
     >()
@@ -124,6 +166,12 @@ async function misuses(client: ChatServiceClient, users: TypedUsers): Promise<un
   await users.update(user.id, { metadata: { version: 1, tier: 'platinum' } })
   // @ts-expect-error untyped metadata does not fit a typed resource
   await users.update(user.id, { metadata: {} as Record<string, unknown> })
+  const stray = { nickname: 'x' }
+  // @ts-expect-error a computed object with none of update()'s members (TS2559: nothing in common)
+  await users.update(user.id, stray)
+  const numbered: { name?: number } = {}
+  // @ts-expect-error nor a wrongly typed member
+  await client.customerUsers.update(user.id, numbered)
   // @ts-expect-error the callback gets the output: `tier` is not on it
   await users.updateMetadata('ext-1', (current) => ({ version: 1, tier: current.tier }))
   // @ts-expect-error the callback returns the input shape: plan is an object

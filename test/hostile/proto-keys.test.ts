@@ -106,13 +106,24 @@ describe.each(schemas)('typed metadata (%s) refuses a __proto__ key out loud', (
     expect((error as ResponseValidationError).issues.map((issue) => issue.path)).toEqual([['data', 0, 'metadata', 'deep', '__proto__']])
   })
 
-  it("read under responseValidation 'warn': that user as sent (the key kept), the others parsed, a warning", async () => {
-    server.respond(() => json(200, pageText([userText(1, PLAIN), userText(2, STORED)])))
-    const page = await client.customerUsers.withMetadata(schema).list({}, { responseValidation: 'warn' })
-    expect(own(page.data[1]?.metadata)).toContain('__proto__')
-    expect(page.data[0]?.metadata).toEqual({ plan: 'free' })
-    expect(logger.calls.some((call) => call.level === 'warn' && String(call.args[0]).includes('__proto__'))).toBe(true)
-  })
+  it.each([
+    ["responseValidation 'warn'", { onInvalidMetadata: undefined }, { responseValidation: 'warn' as const }],
+    ["onInvalidMetadata 'skip'", { onInvalidMetadata: 'skip' as const }, {}],
+  ])(
+    'read under %s: that user is left out and reported at metadata.__proto__ (never returned without its key), the others parsed',
+    async (_how, metadataOptions, callOptions) => {
+      server.respond(() => json(200, pageText([userText(1, PLAIN), userText(2, STORED)])))
+      const page = await client.customerUsers.withMetadata(schema, metadataOptions).list({}, callOptions)
+      expect(page.data.map((user) => user.metadata)).toEqual([{ plan: 'free' }])
+      expect(page.skipped.map((skipped) => skipped.issues.map((issue) => issue.path))).toEqual([
+        [
+          ['metadata', '__proto__'],
+          ['metadata', 'deep', '__proto__'],
+        ],
+      ])
+      expect(logger.calls.some((call) => call.level === 'warn' && String(call.args[0]).includes('__proto__'))).toBe(true)
+    },
+  )
 
   it('the result of update: ResponseValidationError at metadata.__proto__', async () => {
     server.respond(() => json(200, updatedText(STORED)))
