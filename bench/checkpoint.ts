@@ -19,7 +19,7 @@ import os from 'node:os'
 import v8 from 'node:v8'
 import { parseArgs } from 'node:util'
 import { ChatServiceClient, shardOf, type MessagesCheckpoint } from 'chat-service-sdk'
-import { checkpointIssues, mergeCheckpoints } from '../src/pagination/checkpoint.ts'
+import { checkpointIssues, mergeCheckpoints, messageIdFingerprint } from '../src/pagination/checkpoint.ts'
 import { collectGarbage, fmtSpread, machineInfo, MB, spread, table, type Spread } from './lib.ts'
 
 const { values } = parseArgs({
@@ -54,16 +54,32 @@ type Style = 'short' | 'uuid'
 
 function build(style: Style, n: number): MessagesCheckpoint {
   const next = random(16)
-  const conversations: MessagesCheckpoint['conversations'] = {}
+  const checkpoint: MessagesCheckpoint = { version: 2, conversations: [], read: [], lastMessageIds: [], updatedAt: [] }
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   for (let i = 1; i <= n; i++) {
     const id = style === 'short' ? `conv_${String(i).padStart(7, '0')}` : `conv_${randomUUID()}`
     // 1 % never had a message; the rest read 25–321 (the export dataset's spread).
     const read = next() < 0.01 ? 0 : 25 + Math.floor(next() * 297)
     const lastId = read === 0 ? null : style === 'short' ? `msg_${String(i * 300 + read).padStart(9, '0')}` : `msg_${randomUUID()}`
-    conversations[id] = [read, lastId, new Date(base + Math.floor(next() * 300 * 86_400_000)).toISOString()]
+    checkpoint.conversations.push(id)
+    checkpoint.read.push(read)
+    checkpoint.lastMessageIds.push(lastId)
+    checkpoint.updatedAt.push(new Date(base + Math.floor(next() * 300 * 86_400_000)).toISOString())
   }
-  return { version: 1, conversations }
+  return checkpoint
+}
+
+/** The conversations of `checkpoint` whose shard is `index` of `count`, as that shard's listNew would hold them. */
+function shardPart(checkpoint: MessagesCheckpoint, index: number, count: number): MessagesCheckpoint {
+  const part: MessagesCheckpoint = { version: 2, conversations: [], read: [], lastMessageIds: [], updatedAt: [] }
+  checkpoint.conversations.forEach((id, i) => {
+    if (shardOf(id, count) !== index) return
+    part.conversations.push(id)
+    part.read.push(checkpoint.read[i] as number)
+    part.lastMessageIds.push(checkpoint.lastMessageIds[i] ?? null)
+    part.updatedAt.push(checkpoint.updatedAt[i] as string)
+  })
+  return part
 }
 
 /**
@@ -95,6 +111,8 @@ interface StyleFigures {
   style: Style
   bytes: number
   bytesPerConversation: number
+  /** The size of `checkpoint({ compact: true })` (each last message id as its fingerprint). */
+  compactBytes: number
   stringifyMs: Spread
   parseMs: Spread
   validateMs: Spread
@@ -131,9 +149,13 @@ try {
     const checkpoint = build(style, N)
     const text = JSON.stringify(checkpoint)
     const bytes = Buffer.byteLength(text)
+    const compact = {
+      ...checkpoint,
+      lastMessageIds: checkpoint.lastMessageIds.map((id) => (typeof id === 'string' ? messageIdFingerprint(id) : id)),
+    }
+    const compactBytes = Buffer.byteLength(JSON.stringify(compact))
     // Shard checkpoints: the same conversations, split as 8 workers' listNew would hold them.
-    const shards: MessagesCheckpoint[] = Array.from({ length: SHARDS }, () => ({ version: 1, conversations: {} }))
-    for (const [id, entry] of Object.entries(checkpoint.conversations)) shards[shardOf(id, SHARDS)]!.conversations[id] = entry
+    const shards: MessagesCheckpoint[] = Array.from({ length: SHARDS }, (_, index) => shardPart(checkpoint, index, SHARDS))
     const parsedHeapMB = retained(() => JSON.parse(text) as unknown)
     const mapHeapMB = retained(() => mergeCheckpoints(checkpoint, () => true))
     const rounds = {
@@ -165,11 +187,11 @@ try {
       const l = time(() => client.conversations.messages.listNew({ checkpoint: p.value }))
       collectGarbage()
       const c = time(() => l.value.checkpoint())
-      if (Object.keys(c.value.conversations).length !== N) throw new Error('checkpoint() lost entries')
+      if (c.value.conversations.length !== N) throw new Error('checkpoint() lost entries')
       collectGarbage()
       const sh = time(() => client.conversations.messages.listNew({ checkpoint: shards, shard: { index: 0, count: SHARDS } }))
-      const shardEntries = Object.keys(sh.value.checkpoint().conversations).length
-      if (shardEntries !== Object.keys(shards[0]!.conversations).length) throw new Error(`shard 0 kept ${shardEntries} entries`)
+      const shardEntries = sh.value.checkpoint().conversations.length
+      if (shardEntries !== shards[0]!.conversations.length) throw new Error(`shard 0 kept ${shardEntries} entries`)
       rounds.stringify.push(s.ms)
       rounds.parse.push(p.ms)
       rounds.validate.push(v.ms)
@@ -189,6 +211,7 @@ try {
       style,
       bytes,
       bytesPerConversation: bytes / N,
+      compactBytes,
       stringifyMs: spread(rounds.stringify),
       parseMs: spread(rounds.parse),
       validateMs: spread(rounds.validate),
@@ -219,6 +242,7 @@ out(
     [
       ['size, MB (10^6 bytes)', ...figures.map((f) => (f.bytes / 1e6).toFixed(1))],
       ['bytes per conversation', ...figures.map((f) => f.bytesPerConversation.toFixed(1))],
+      ['size of checkpoint({ compact: true }), MB', ...figures.map((f) => (f.compactBytes / 1e6).toFixed(1))],
       ['JSON.stringify ms', ...figures.map((f) => ms(f.stringifyMs))],
       ['JSON.parse ms', ...figures.map((f) => ms(f.parseMs))],
       ['listNew({ checkpoint }) ms (check + merge, nothing sent)', ...figures.map((f) => ms(f.listNewMs))],
@@ -246,6 +270,11 @@ out(
         `size ≤ ${GOAL.bytes / 1e6} MB`,
         ...figures.map((f) => `${(f.bytes / per / 1e6).toFixed(1)} MB`),
         figures.every((f) => f.bytes / per <= GOAL.bytes) ? 'met' : 'MISSED',
+      ],
+      [
+        `size ≤ ${GOAL.bytes / 1e6} MB, with the smaller of checkpoint() and checkpoint({ compact: true })`,
+        ...figures.map((f) => `${(Math.min(f.bytes, f.compactBytes) / per / 1e6).toFixed(1)} MB`),
+        figures.every((f) => Math.min(f.bytes, f.compactBytes) / per <= GOAL.bytes) ? 'met' : 'MISSED',
       ],
       [
         `stringify + parse + listNew() ≤ ${GOAL.seconds} s (wall)`,

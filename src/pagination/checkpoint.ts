@@ -1,32 +1,55 @@
 /**
  * The checkpoint of `listNew`: per conversation, how far its messages were read. Plain JSON,
- * versioned, independent of page size, and compact (about 60–80 bytes per conversation: a million
- * conversations fit in under 100 MB; see BENCHMARKS.md for the measured size and JSON times).
+ * versioned, independent of page size.
+ *
+ * Written in columns (one array per field, the same index for one conversation), not as an object
+ * keyed by conversation id: a million-key object is what makes `JSON.parse` and `JSON.stringify`
+ * slow (V8 builds it as a hash table, key by key), while arrays of strings and numbers parse about
+ * three times faster for the same bytes. About 40 bytes per conversation plus the lengths of its id
+ * and of its last message's id (BENCHMARKS.md has the measured size and JSON times per million).
+ * The first format (an object keyed by id, `version: 1`) is still read.
  */
 import type { ValidationIssue } from '../errors/errors.ts'
-
-/**
- * How far one conversation's messages were read: `[read, lastMessageId, updatedAt]`.
- * - `read`: messages read, from the conversation's first (the next run reads from message `read`);
- * - `lastMessageId`: the id of message `read - 1`, checked before reading on (`null` when `read` is 0);
- * - `updatedAt`: the conversation's `updated_at` when it was read.
- */
-export type ConversationCheckpoint = [read: number, lastMessageId: string | null, updatedAt: string]
 
 /**
  * Where `listNew` got to, to pass to the next `listNew` as `checkpoint` (spec, Endpoints 5 and 6).
  * A plain JSON-serialisable object: store it with `JSON.stringify`, read it back with
  * `JSON.parse`. Checkpoints of several shards merge when passed together as an array.
+ *
+ * The four arrays are parallel: index `i` describes conversation `conversations[i]`, whose messages
+ * were read up to message `read[i]` (exclusive, counted from its first), the last of which has the
+ * id `lastMessageIds[i]` (`null` when `read[i]` is 0), when its `updated_at` was `updatedAt[i]`.
+ * In a compact checkpoint (`checkpoint({ compact: true })`) a last message's id is kept as a
+ * 53-bit fingerprint of it instead, a whole number.
  */
 export type MessagesCheckpoint = {
-  /** Format version: 1. A checkpoint of another version is refused (RequestValidationError). */
-  version: 1
-  /** Per conversation id, how far its messages were read (see {@link ConversationCheckpoint}). */
-  conversations: Record<string, ConversationCheckpoint>
+  /** Format version: 2. Version 1 (an object keyed by conversation id) is read too; any other is refused (RequestValidationError). */
+  version: 2
+  /** Conversation ids. */
+  conversations: string[]
+  /** Messages read of each conversation, from its first (the next run reads from message `read`). */
+  read: number[]
+  /**
+   * The id of message `read - 1` of each conversation, checked before reading on; `null` when `read`
+   * is 0. A number is a 53-bit fingerprint of the id (a compact checkpoint).
+   */
+  lastMessageIds: (string | number | null)[]
+  /** Each conversation's `updated_at` when it was read. */
+  updatedAt: string[]
 }
 
-/** The checkpoint format this SDK writes and reads. */
-export const CHECKPOINT_VERSION = 1
+/**
+ * How far one conversation's messages were read, as `listNew` holds it:
+ * `[read, lastMessageId, updatedAt]` (one index of the columns of {@link MessagesCheckpoint}).
+ * @internal
+ */
+export type ConversationCheckpoint = readonly [read: number, lastMessageId: string | number | null, updatedAt: string]
+
+/** The checkpoint format this SDK writes. */
+export const CHECKPOINT_VERSION = 2
+
+/** The first format (0.3 pre-releases), still read: `{ version: 1, conversations: { [id]: [read, lastMessageId, updatedAt] } }`. */
+const FIRST_VERSION = 1
 
 const MAX_REPORTED = 10
 
@@ -35,17 +58,55 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Why one entry is malformed, or `undefined` when it is well-formed. */
-function entryProblem(value: unknown): string | undefined {
-  if (!Array.isArray(value) || value.length !== 3) return 'Expected [read, lastMessageId, updatedAt]'
-  const [read, lastId, updatedAt] = value as unknown[]
-  if (typeof read !== 'number' || !Number.isSafeInteger(read) || read < 0)
-    return 'Expected read (the first member) to be a whole number >= 0'
-  if (read === 0 ? lastId !== null : typeof lastId !== 'string' || lastId === '') {
-    return read === 0 ? 'Expected lastMessageId null when read is 0' : 'Expected lastMessageId to be a non-empty string when read > 0'
+function entryProblem(read: unknown, lastId: unknown, updatedAt: unknown): string | undefined {
+  if (typeof read !== 'number' || !Number.isSafeInteger(read) || read < 0) return 'Expected read to be a whole number >= 0'
+  if (read === 0 ? lastId !== null : !isMessageIdOrFingerprint(lastId)) {
+    return read === 0
+      ? 'Expected lastMessageId null when read is 0'
+      : 'Expected lastMessageId to be a non-empty string (or its fingerprint, a whole number from 0 to 2^53 - 1) when read > 0'
   }
-  if (typeof updatedAt !== 'string') return 'Expected updatedAt (the third member) to be a string'
+  if (typeof updatedAt !== 'string') return 'Expected updatedAt to be a string'
   return undefined
 }
+
+function isMessageIdOrFingerprint(value: unknown): boolean {
+  return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
+/**
+ * A 53-bit fingerprint of a message id (0 to 2^53 - 1): what a compact checkpoint keeps instead of
+ * the id of the last message read, to check that it is still where it was. Two lanes of 32-bit
+ * FNV-1a over the id's UTF-16 code units, each mixed (a murmur3-style finaliser), 21 bits of one
+ * and 32 of the other: two different ids share a fingerprint about once in 9 × 10^15 checks, far
+ * less often than a disk flips a bit. Stable within a major version (checkpoints keep it).
+ * @internal
+ */
+export function messageIdFingerprint(id: string): number {
+  let a = 0x811c9dc5
+  let b = 0x9e3779b9 ^ id.length
+  for (let i = 0; i < id.length; i++) {
+    const unit = id.charCodeAt(i)
+    a = Math.imul(a ^ unit, 0x01000193)
+    b = Math.imul(b ^ unit, 0x5bd1e995)
+    b ^= b >>> 15
+  }
+  return (mix(b) >>> 11) * 0x1_0000_0000 + mix(a)
+}
+
+/** A 32-bit finaliser: every input bit moves about half the output bits. */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return (h ^ (h >>> 16)) >>> 0
+}
+
+/** Whether `id` is the message a checkpoint remembers as `remembered` (an id, or its fingerprint). @internal */
+export function isRememberedMessage(id: string, remembered: string | number): boolean {
+  return typeof remembered === 'string' ? id === remembered : messageIdFingerprint(id) === remembered
+}
+
+/** The columns a checkpoint must have, each an array as long as `conversations`. */
+const COLUMNS = ['conversations', 'read', 'lastMessageIds', 'updatedAt'] as const
 
 /**
  * The problems of a `checkpoint` parameter (one checkpoint, or an array of them): paths relative
@@ -61,21 +122,65 @@ export function checkpointIssues(input: unknown): ValidationIssue[] {
   const list: readonly unknown[] = Array.isArray(input) ? input : [input]
   list.forEach((checkpoint, n) => {
     const where = Array.isArray(input) ? [n] : []
-    if (!isRecord(checkpoint) || checkpoint['version'] !== CHECKPOINT_VERSION || !isRecord(checkpoint['conversations'])) {
-      report(
-        where,
-        `Expected a checkpoint returned by checkpoint() of listNew (an object with version ${CHECKPOINT_VERSION} and conversations)`,
-      )
+    if (isRecord(checkpoint) && checkpoint['version'] === FIRST_VERSION && isRecord(checkpoint['conversations'])) {
+      firstVersionIssues(checkpoint['conversations'], where, report)
       return
     }
-    const conversations = checkpoint['conversations']
-    for (const id of Object.keys(conversations)) {
-      const problem = id === '' ? 'Expected a conversation id' : entryProblem(conversations[id])
-      if (problem !== undefined) report([...where, 'conversations', id], problem)
+    if (!isRecord(checkpoint) || checkpoint['version'] !== CHECKPOINT_VERSION) {
+      report(where, `Expected a checkpoint returned by checkpoint() of listNew (an object with version ${CHECKPOINT_VERSION})`)
+      return
+    }
+    const ids = checkpoint['conversations']
+    if (!Array.isArray(ids)) {
+      report([...where, 'conversations'], 'Expected an array of conversation ids')
+      return
+    }
+    for (const column of COLUMNS) {
+      const values = checkpoint[column]
+      if (!Array.isArray(values) || values.length !== ids.length) {
+        report([...where, column], `Expected an array of ${ids.length} values, one per conversation`)
+      }
+    }
+    if (issues.length > 0) return
+    const read = checkpoint['read'] as unknown[]
+    const lastIds = checkpoint['lastMessageIds'] as unknown[]
+    const updatedAt = checkpoint['updatedAt'] as unknown[]
+    for (let i = 0; i < ids.length; i++) {
+      const id: unknown = ids[i]
+      const problem =
+        typeof id !== 'string' || id === ''
+          ? 'Expected a conversation id (a non-empty string)'
+          : entryProblem(read[i], lastIds[i], updatedAt[i])
+      if (problem !== undefined) report([...where, 'conversations', i], problem)
     }
   })
   if (extra > 0) issues.push({ path: [], code: 'custom', message: `and ${extra} more malformed entries` })
   return issues
+}
+
+/** The problems of a first-format checkpoint's `conversations` object. */
+function firstVersionIssues(
+  conversations: Record<string, unknown>,
+  where: (string | number)[],
+  report: (path: (string | number)[], message: string) => void,
+): void {
+  // for…in, not Object.keys(): no array of every id to build (a parsed JSON object has no inherited keys).
+  for (const id in conversations) {
+    const entry = conversations[id]
+    const problem =
+      id === ''
+        ? 'Expected a conversation id'
+        : Array.isArray(entry) && entry.length === 3
+          ? entryProblem(entry[0], entry[1], entry[2])
+          : 'Expected [read, lastMessageId, updatedAt]'
+    if (problem !== undefined) report([...where, 'conversations', id], problem)
+  }
+}
+
+/** Sets `entry` for `id` unless `merged` has one that read further (then the later `updatedAt` wins). */
+function mergeEntry(merged: Map<string, ConversationCheckpoint>, id: string, entry: ConversationCheckpoint): void {
+  const known = merged.get(id)
+  if (known === undefined || entry[0] > known[0] || (entry[0] === known[0] && entry[2] > known[2])) merged.set(id, entry)
 }
 
 /**
@@ -85,20 +190,46 @@ export function checkpointIssues(input: unknown): ValidationIssue[] {
  */
 export function mergeCheckpoints(
   input: MessagesCheckpoint | readonly MessagesCheckpoint[],
-  keep: (conversationId: string) => boolean,
+  keep: ((conversationId: string) => boolean) | undefined,
 ): Map<string, ConversationCheckpoint> {
   const merged = new Map<string, ConversationCheckpoint>()
   const list: readonly MessagesCheckpoint[] = Array.isArray(input) ? input : [input as MessagesCheckpoint]
   for (const checkpoint of list) {
-    const conversations = checkpoint.conversations
-    for (const id of Object.keys(conversations)) {
-      if (!keep(id)) continue
-      const next = conversations[id] as ConversationCheckpoint
-      const known = merged.get(id)
-      if (known === undefined || next[0] > known[0] || (next[0] === known[0] && next[2] > known[2])) {
-        merged.set(id, [next[0], next[1], next[2]])
+    if ((checkpoint.version as number) === FIRST_VERSION) {
+      const conversations = (checkpoint as unknown as { conversations: Record<string, ConversationCheckpoint> }).conversations
+      for (const id in conversations) {
+        // The entry itself, not a copy: listNew never changes an entry in place (it sets a new one).
+        if (keep === undefined || keep(id)) mergeEntry(merged, id, conversations[id] as ConversationCheckpoint)
       }
+      continue
+    }
+    const { conversations: ids, read, lastMessageIds, updatedAt } = checkpoint
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as string
+      if (keep === undefined || keep(id)) mergeEntry(merged, id, [read[i] as number, lastMessageIds[i] ?? null, updatedAt[i] as string])
     }
   }
   return merged
+}
+
+/**
+ * The checkpoint of `entries`, in columns; `compact`: each last message's id as its
+ * {@link messageIdFingerprint} (about 25 bytes less per conversation with UUID-length ids).
+ */
+export function toCheckpoint(entries: ReadonlyMap<string, ConversationCheckpoint>, compact = false): MessagesCheckpoint {
+  const size = entries.size
+  const conversations = new Array<string>(size)
+  const read = new Array<number>(size)
+  const lastMessageIds = new Array<string | number | null>(size)
+  const updatedAt = new Array<string>(size)
+  let i = 0
+  for (const [id, entry] of entries) {
+    conversations[i] = id
+    read[i] = entry[0]
+    const lastId = entry[1]
+    lastMessageIds[i] = compact && typeof lastId === 'string' ? messageIdFingerprint(lastId) : lastId
+    updatedAt[i] = entry[2]
+    i++
+  }
+  return { version: CHECKPOINT_VERSION, conversations, read, lastMessageIds, updatedAt }
 }

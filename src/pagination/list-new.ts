@@ -20,8 +20,7 @@
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
 import { ChatServiceError } from '../errors/errors.ts'
-import type { ConversationCheckpoint, MessagesCheckpoint } from './checkpoint.ts'
-import { CHECKPOINT_VERSION } from './checkpoint.ts'
+import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
 import type { ListAllProgress, NestedReader } from './list-all.ts'
 import { NestedRun, walk, type ChildPlan } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
@@ -68,10 +67,10 @@ interface ListNewPlan extends ChildPlan {
   /** How the scan classed it; may still change when it is read (a failed check makes it rewound). */
   kind: Kind
   /** On `firstPage`, the message at this index must carry `id`; yield what follows it. */
-  readonly check: { readonly index: number; readonly id: string } | undefined
+  readonly check: { readonly index: number; readonly id: string | number } | undefined
   /** Messages read before this run (where reading resumes), and the id of the last of them. */
   readonly read: number
-  readonly lastId: string | null
+  readonly lastId: string | number | null
   readonly updatedAt: string
 }
 
@@ -155,12 +154,20 @@ export class NewMessages implements AsyncIterable<Message> {
    * Where the next run starts: a snapshot (this run going on does not change it), valid at any
    * moment. Taken mid-run, it resumes with no gap and without reading finished conversations
    * again; taken at the end, the next run reads only what is new since. It holds this shard's
-   * conversations only. Its cost grows with the number of conversations (about 100 ms per million):
-   * take it when you persist it, not for every message.
+   * conversations only. Its cost grows with the number of conversations (about 0.1 s per
+   * million, see BENCHMARKS.md): take it when you persist it, not for every message.
+   *
+   * Its size is about 40 bytes per conversation plus the lengths of the conversation's id and of its
+   * last message's id: 62 MB per million conversations with ids of about 12 characters, 117 MB with
+   * UUID-length ids. `compact: true` keeps each last message's id as a 53-bit fingerprint (a number,
+   * see the README) instead, about 92 MB per million with UUID-length ids; any `listNew` reads both,
+   * and the chance that a fingerprint hides a changed conversation is about 1 in 9 × 10^15 checks.
+   *
+   * @param options - `compact` (default false): fingerprints instead of the last messages' ids.
    */
-  checkpoint(): MessagesCheckpoint {
+  checkpoint(options: { compact?: boolean | undefined } = {}): MessagesCheckpoint {
     this.#settle()
-    return { version: CHECKPOINT_VERSION, conversations: Object.fromEntries(this.#entries) }
+    return toCheckpoint(this.#entries, options.compact === true)
   }
 
   /**
@@ -207,7 +214,7 @@ export class NewMessages implements AsyncIterable<Message> {
     )
     this.#run = run
     // Where the conversation being read stands: what the next checkpoint entry says when it ends.
-    let last: { read: number; id: string | null } = { read: 0, id: null }
+    let last: { read: number; id: string | number | null } = { read: 0, id: null }
     return walk(run, {
       signal: this.#options.signal,
       abortMessage: "listNew() was aborted by the caller's signal",
@@ -219,7 +226,7 @@ export class NewMessages implements AsyncIterable<Message> {
           return 0
         }
         const found = result.data[check.index]
-        if (found !== undefined && found.id === check.id) {
+        if (found !== undefined && isRememberedMessage(found.id, check.id)) {
           last = { read: plan.read, id: plan.lastId }
           return check.index + 1
         }
@@ -259,7 +266,7 @@ export class NewMessages implements AsyncIterable<Message> {
     const { id, message_count: count, updated_at: updatedAt } = conversation
     const { limit } = this.#options
     const entry = this.#entries.get(id)
-    const plan = (kind: Kind, read: number, lastId: string | null): ListNewPlan => {
+    const plan = (kind: Kind, read: number, lastId: string | number | null): ListNewPlan => {
       this.#counts[kind]++
       if (kind === 'rewound') this.#rewound.push(id)
       if (read === 0 || lastId === null) return { kind, firstPage: 1, expected: count, check: undefined, read: 0, lastId: null, updatedAt }

@@ -276,7 +276,7 @@ export class ConversationMessages {
     const entries =
       valid.checkpoint === undefined
         ? new Map<string, ConversationCheckpoint>()
-        : mergeCheckpoints(valid.checkpoint, (id) => shard === undefined || shard.has(id))
+        : mergeCheckpoints(valid.checkpoint, shard === undefined ? undefined : (id) => shard.has(id))
     const limit = valid.limit ?? MAX_LIMIT
     return createListNew(this.#reader(operation, limit, callOptions), {
       limit,

@@ -289,7 +289,7 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
     const first = await exportToEnd(service, ['--out', night1, '--checkpoint', checkpoint])
     await expectContent(night1, lines(service))
     expect(first.stderr).toContain(`conversations: ${DATASET.conversations} new, 0 grown, 0 unchanged, 0 rewound, 0 deleted`)
-    expect(await readJson(checkpoint)).toMatchObject({ version: 1, shard: null, run: null, checkpoint: { version: 1 } })
+    expect(await readJson(checkpoint)).toMatchObject({ version: 1, shard: null, run: null, checkpoint: { version: 2 } })
 
     const added = aDayPasses(service, 2)
     const night2 = file('night-2.jsonl')

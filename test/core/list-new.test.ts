@@ -15,6 +15,7 @@ import {
 import { modelOf, startCompanyServer, type CompanyServer, type ModelConversation, type PageRequest } from '../helpers/company-server.ts'
 import { KEY } from '../helpers/list-all-data.ts'
 import { recordingLogger } from '../helpers/loopback.ts'
+import { messageIdFingerprint } from '../../src/pagination/checkpoint.ts'
 
 const open: { server: CompanyServer; client: ChatServiceClient }[] = []
 
@@ -82,6 +83,25 @@ async function night(
   return { ids, run, checkpoint: next, requests: server.requests.slice(before) }
 }
 
+/** The checkpoint's entry for one conversation, `[read, lastMessageId, updatedAt]` (its columns at the id's index). */
+function entryOf(checkpoint: MessagesCheckpoint, id: string): [number, string | number | null, string] | undefined {
+  const i = checkpoint.conversations.indexOf(id)
+  if (i < 0) return undefined
+  return [checkpoint.read[i] as number, checkpoint.lastMessageIds[i] ?? null, checkpoint.updatedAt[i] as string]
+}
+
+/** A checkpoint of the given entries, as checkpoint() writes one. */
+function checkpointOf(entries: Record<string, [number, string | number | null, string]>): MessagesCheckpoint {
+  const ids = Object.keys(entries)
+  return {
+    version: 2,
+    conversations: ids,
+    read: ids.map((id) => entries[id]?.[0] as number),
+    lastMessageIds: ids.map((id) => entries[id]?.[1] ?? null),
+    updatedAt: ids.map((id) => entries[id]?.[2] as string),
+  }
+}
+
 const messagePages = (requests: readonly PageRequest[]): PageRequest[] => requests.filter((r) => r.kind === 'messages')
 const conversationPages = (requests: readonly PageRequest[]): PageRequest[] => requests.filter((r) => r.kind === 'conversations')
 
@@ -99,10 +119,10 @@ describe('night after night', () => {
         .map((r) => `${r.conversationId ?? ''}:${r.page}`)
         .sort(),
     ).toEqual(['c000:1', 'c002:1', 'c002:2', 'c002:3', 'c003:1', 'c005:1', 'c006:1'])
-    expect(checkpoint.version).toBe(1)
-    expect(Object.keys(checkpoint.conversations).sort()).toEqual(server.conversations.map((c) => c.id))
-    expect(checkpoint.conversations['c002']).toEqual([250, 'c002-m0249', '2024-06-01T00:00:00.000Z'])
-    expect(checkpoint.conversations['c001']).toEqual([0, null, '2024-06-01T00:00:00.000Z'])
+    expect(checkpoint.version).toBe(2)
+    expect([...checkpoint.conversations].sort()).toEqual(server.conversations.map((c) => c.id))
+    expect(entryOf(checkpoint, 'c002')).toEqual([250, 'c002-m0249', '2024-06-01T00:00:00.000Z'])
+    expect(entryOf(checkpoint, 'c001')).toEqual([0, null, '2024-06-01T00:00:00.000Z'])
   })
 
   it('a night with nothing new costs exactly the conversation scan, ceil(C / 100) requests, and yields nothing', async () => {
@@ -160,7 +180,7 @@ describe('night after night', () => {
       'c001:3',
       'c002:1',
     ])
-    expect(second.checkpoint.conversations['c000']).toEqual([32, a.messages[31], a.updatedAt])
+    expect(entryOf(second.checkpoint, 'c000')).toEqual([32, a.messages[31], a.updatedAt])
   })
 
   it('new conversations at the front and at the end of the list are read whole, the others only for what is new', async () => {
@@ -184,7 +204,7 @@ describe('night after night', () => {
     const second = await night(server, client, first.checkpoint)
     expect(second.ids).toEqual(shrunk.messages)
     expect(second.run.summary).toMatchObject({ new: 0, grown: 0, unchanged: 2, rewound: ['c001'], deleted: [] })
-    expect(second.checkpoint.conversations['c001']).toEqual([3, shrunk.messages[2], shrunk.updatedAt])
+    expect(entryOf(second.checkpoint, 'c001')).toEqual([3, shrunk.messages[2], shrunk.updatedAt])
   })
 
   it('a conversation whose last message read is not where it was is read again from its first message, even with more messages than before', async () => {
@@ -237,7 +257,7 @@ describe('night after night', () => {
     const second = await night(server, client, first.checkpoint)
     expect(second.ids).toEqual([])
     expect(second.run.summary).toMatchObject({ unchanged: 2, deleted: ['c001', 'c002'] })
-    expect(Object.keys(second.checkpoint.conversations)).toEqual(['c000', 'c003'])
+    expect(second.checkpoint.conversations).toEqual(['c000', 'c003'])
   })
 
   it('a conversation that vanishes (404) while it is read counts as deleted, is logged at warn, and the run goes on', async () => {
@@ -249,7 +269,7 @@ describe('night after night', () => {
     const second = await night(server, client, first.checkpoint)
     expect(second.ids).toEqual(['c000-n0003', 'c002-n0003'])
     expect(second.run.summary?.deleted).toEqual(['c001'])
-    expect(second.checkpoint.conversations['c001']).toBeUndefined()
+    expect(entryOf(second.checkpoint, 'c001')).toBeUndefined()
     expect(logger.messages('warn')).toEqual([expect.stringContaining('conversation c001 vanished (404)')])
   })
 })
@@ -325,15 +345,12 @@ describe('several checkpoints, and shards', () => {
     const { server, client } = await serve([4, 4])
     const first = await night(server, client, undefined)
     const [a, b] = server.conversations as [ModelConversation, ModelConversation]
-    const older: MessagesCheckpoint = { version: 1, conversations: { c000: [2, a.messages[1] as string, '2024-06-01T00:00:00.000Z'] } }
-    const onlyB: MessagesCheckpoint = {
-      version: 1,
-      conversations: { c001: first.checkpoint.conversations['c001'] as [number, string, string] },
-    }
+    const older = checkpointOf({ c000: [2, a.messages[1] as string, '2024-06-01T00:00:00.000Z'] })
+    const onlyB = checkpointOf({ c001: entryOf(first.checkpoint, 'c001') as [number, string, string] })
     const added = append(b, 1)
     const second = await night(server, client, [older, first.checkpoint, onlyB])
     expect(second.ids).toEqual(added)
-    expect(second.checkpoint.conversations['c000']).toEqual(first.checkpoint.conversations['c000'])
+    expect(entryOf(second.checkpoint, 'c000')).toEqual(entryOf(first.checkpoint, 'c000'))
   })
 
   it('shards are disjoint, cover every conversation, hold only their own conversations, and merge into one checkpoint even when the count changes', async () => {
@@ -346,7 +363,7 @@ describe('several checkpoints, and shards', () => {
     const all = server.conversations.flatMap((c) => c.messages)
     expect(firsts.flatMap((n) => n.ids).sort()).toEqual([...all].sort())
     firsts.forEach((n, index) => {
-      expect(Object.keys(n.checkpoint.conversations).every((id) => shardOf(id, count) === index)).toBe(true)
+      expect(n.checkpoint.conversations.every((id) => shardOf(id, count) === index)).toBe(true)
     })
     // The next night, over 4 shards instead of 3, from the 3 checkpoints merged.
     const added = server.conversations.filter((_, i) => i % 9 === 0).flatMap((c) => append(c, 2))
@@ -364,20 +381,71 @@ describe('several checkpoints, and shards', () => {
   })
 })
 
+describe('checkpoint({ compact: true })', () => {
+  it('keeps each last message id as a 53-bit fingerprint; the next night reads exactly what is new, and still sees a last message that moved', async () => {
+    const { server, client } = await serve([5, 30, 0, 12])
+    const first = client.conversations.messages.listNew({ limit: 10 })
+    await drain(first)
+    const compact = JSON.parse(JSON.stringify(first.checkpoint({ compact: true }))) as MessagesCheckpoint
+    const full = first.checkpoint()
+    expect(compact.conversations).toEqual(full.conversations)
+    const kinds = Object.fromEntries(compact.conversations.map((id, i) => [id, typeof compact.lastMessageIds[i]]))
+    expect(kinds).toEqual({ c000: 'number', c001: 'number', c002: 'object', c003: 'number' }) // c002 is empty: null
+    expect(compact.lastMessageIds.every((id) => id === null || (Number.isSafeInteger(id) && (id as number) >= 0))).toBe(true)
+
+    const [a, b, , d] = server.conversations as [ModelConversation, ModelConversation, ModelConversation, ModelConversation]
+    const added = [...append(a, 2), ...append(d, 9)]
+    b.messages.splice(3, 1) // one deleted before the last read, and two added: the fingerprint no longer matches
+    append(b, 2)
+    const second = await night(server, client, compact, { limit: 10 })
+    expect(second.ids).toEqual([...added.slice(0, 2), ...b.messages, ...added.slice(2)])
+    expect(second.run.summary).toMatchObject({ new: 0, grown: 2, unchanged: 1, rewound: ['c001'], deleted: [] })
+    const third = await night(server, client, second.run.checkpoint({ compact: true }), { limit: 10 })
+    expect(third.ids).toEqual([])
+    expect(messagePages(third.requests)).toEqual([])
+  })
+})
+
+describe('the first checkpoint format', () => {
+  it('a checkpoint of the first format (an object keyed by conversation id, version 1) is still read, alone or with others', async () => {
+    const { server, client } = await serve([5, 7, 0])
+    const first = await night(server, client, undefined, { limit: 3 })
+    const conversations = Object.fromEntries(first.checkpoint.conversations.map((id) => [id, entryOf(first.checkpoint, id)]))
+    const firstFormat = { version: 1, conversations } as unknown as MessagesCheckpoint
+    const [a, b] = server.conversations as [ModelConversation, ModelConversation]
+    const added = [...append(a, 2), ...append(b, 4)]
+    const second = await night(server, client, firstFormat, { limit: 3 })
+    expect(second.ids).toEqual(added)
+    expect(second.run.summary).toMatchObject({ new: 0, grown: 2, unchanged: 1, rewound: [], deleted: [] })
+    expect(second.checkpoint.version).toBe(2)
+    const third = await night(server, client, [firstFormat, second.checkpoint], { limit: 3 })
+    expect(third.ids).toEqual([])
+  })
+})
+
 describe('a malformed checkpoint is refused before anything is sent', () => {
   it.each<[string, unknown]>([
     ['not an object', 'cp'],
-    ['another version', { version: 2, conversations: {} }],
-    ['no conversations', { version: 1 }],
-    ['an entry that is not a triple', { version: 1, conversations: { c1: [1, 'm'] } }],
-    ['a negative read', { version: 1, conversations: { c1: [-1, null, 't'] } }],
-    ['read > 0 without a message id', { version: 1, conversations: { c1: [3, null, 't'] } }],
-    ['read 0 with a message id', { version: 1, conversations: { c1: [0, 'm', 't'] } }],
+    ['another version', { version: 3, conversations: [], read: [], lastMessageIds: [], updatedAt: [] }],
+    ['no conversations', { version: 2, read: [], lastMessageIds: [], updatedAt: [] }],
+    [
+      'a column shorter than conversations',
+      { version: 2, conversations: ['c1', 'c2'], read: [1, 1], lastMessageIds: ['m'], updatedAt: ['t', 't'] },
+    ],
+    ['a column that is not an array', { version: 2, conversations: ['c1'], read: 1, lastMessageIds: ['m'], updatedAt: ['t'] }],
+    ['an empty conversation id', { version: 2, conversations: [''], read: [0], lastMessageIds: [null], updatedAt: ['t'] }],
+    ['a negative read', { version: 2, conversations: ['c1'], read: [-1], lastMessageIds: [null], updatedAt: ['t'] }],
+    ['read > 0 without a message id', { version: 2, conversations: ['c1'], read: [3], lastMessageIds: [null], updatedAt: ['t'] }],
+    ['read 0 with a message id', { version: 2, conversations: ['c1'], read: [0], lastMessageIds: ['m'], updatedAt: ['t'] }],
+    ['an updatedAt that is not a string', { version: 2, conversations: ['c1'], read: [0], lastMessageIds: [null], updatedAt: [1] }],
+    ['the first format: no conversations', { version: 1 }],
+    ['the first format: an entry that is not a triple', { version: 1, conversations: { c1: [1, 'm'] } }],
+    ['the first format: read 0 with a message id', { version: 1, conversations: { c1: [0, 'm', 't'] } }],
     [
       'one bad checkpoint in an array',
       [
-        { version: 1, conversations: {} },
-        { version: 1, conversations: { c1: [1.5, 'm', 't'] } },
+        { version: 2, conversations: [], read: [], lastMessageIds: [], updatedAt: [] },
+        { version: 2, conversations: ['c1'], read: [1.5], lastMessageIds: ['m'], updatedAt: ['t'] },
       ],
     ],
   ])('%s', async (_what, checkpoint) => {
@@ -424,5 +492,26 @@ describe('a conversation list that shifts while it is read', () => {
     expect(ids).toEqual(['a-new-m0000', 'a-new-m0001'])
     expect(run.summary).toMatchObject({ new: 1, unchanged: 150, deleted: [], scans: 2, complete: true })
     expect(logger.messages('warn')).toEqual([expect.stringContaining('scanning it again (pass 2 of 3)')])
+  })
+})
+
+describe('messageIdFingerprint', () => {
+  it('is pinned: compact checkpoints keep it, so it must never change within a major version', () => {
+    expect(messageIdFingerprint('msg_0000001')).toBe(285456739082407)
+    expect(messageIdFingerprint('msg_7f3c1e2a-9b4d-4c8e-a1f0-2d6b8e9c0a13')).toBe(7009765573100616)
+    expect(messageIdFingerprint('é😀')).toBe(2572895727947248)
+    expect(messageIdFingerprint('')).toBe(5164705341406219)
+  })
+
+  it('spreads ids over 53 bits: 100,000 similar ids, no two alike, every one a safe integer', () => {
+    const seen = new Set<number>()
+    let unsafe = 0
+    for (let i = 0; i < 100_000; i++) {
+      const fingerprint = messageIdFingerprint(`msg_${String(i).padStart(7, '0')}`)
+      if (!Number.isSafeInteger(fingerprint) || fingerprint < 0) unsafe++
+      seen.add(fingerprint)
+    }
+    expect(unsafe).toBe(0)
+    expect(seen.size).toBe(100_000)
   })
 })
