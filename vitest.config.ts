@@ -14,7 +14,7 @@ export default defineConfig({
     testTimeout: 20_000,
     // Four test files at a time, whatever the cores: most files spend their time waiting on
     // loopback sockets, child processes and real timers, not on the CPU. vitest's default (cores - 1)
-    // runs ONE file at a time on a 2-core machine: the suite took 190 s there, 68 s with 4 workers
+    // runs ONE file at a time on a 2-core machine: the suite took 162 s there, 68 s with 4 workers
     // (97 s of CPU; 2 cores cannot go much below 60 s). Measured with `time npx vitest run`.
     maxWorkers: 4,
     coverage: {
