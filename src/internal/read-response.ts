@@ -139,7 +139,8 @@ export function checkBody<S extends z.ZodType>(
   // failure (rare) or the parsed output (typed metadata) pays for safeParse.
   if (context.output !== 'parsed' && validatorOf(schema)(body)) return checkMembers(raw, body, request, context) as z.output<S>
   const result = schema.safeParse(body)
-  if (result.success) return context.output === 'parsed' ? keepProtoKeys(body, result.data) : (checkMembers(raw, body, request, context) as z.output<S>)
+  if (result.success)
+    return context.output === 'parsed' ? keepProtoKeys(body, result.data) : (checkMembers(raw, body, request, context) as z.output<S>)
   const issues = toIssues(result.error.issues)
   if (context.validation === 'strict' || issues.some(isFatal)) {
     throw responseValidationError(raw, request, issues, context.redactor, body)
