@@ -57,20 +57,22 @@ function verbsOf(group: string): string[] {
 const LEADING_OPTIONS = new Set(['--base-url', '--env-file', '--format', '--max-items'])
 
 /**
- * `args` with the {@link LEADING_OPTIONS} that stand before the command's words moved after them,
- * where the command's parser reads them (and refuses one the command does not take). Stops at the
- * first word that is not such an option, or one without its value.
+ * Splits the {@link LEADING_OPTIONS} that stand before the command's words off `args`: the command
+ * is found in `rest`, and the options are read as if typed right after its words (before anything
+ * typed after them, `--` included, so that an option after the command still wins). Stops at the
+ * first word that is not such an option with its value.
  */
-function hoistLeadingOptions(args: readonly string[]): readonly string[] {
+function splitLeadingOptions(args: readonly string[]): { leading: readonly string[]; rest: readonly string[] } {
   let i = 0
   while (i < args.length) {
     const arg = args[i] ?? ''
     const name = arg.split('=')[0] ?? arg
     if (!LEADING_OPTIONS.has(name)) break
-    i += arg.includes('=') ? 1 : 2
+    const next = i + (arg.includes('=') ? 1 : 2)
+    if (next > args.length) break
+    i = next
   }
-  if (i === 0 || i > args.length) return args
-  return [...args.slice(i), ...args.slice(0, i)]
+  return { leading: args.slice(0, i), rest: args.slice(i) }
 }
 
 /** Reads `args` (without the node and script paths). @throws UsageError */
@@ -79,7 +81,7 @@ export function parseCommandLine(commandLine: readonly string[]): Invocation {
   const credential = commandLine.find((arg) => CREDENTIAL_FLAG.test(arg))
   if (credential !== undefined) throw new UsageError(credentialFlagMessage(credential), findCommand(commandLine)?.command)
 
-  const args = hoistLeadingOptions(commandLine)
+  const { leading, rest: args } = splitLeadingOptions(commandLine)
   const found = findCommand(args)
   if (found === undefined) {
     const [first] = args
@@ -104,7 +106,7 @@ export function parseCommandLine(commandLine: readonly string[]): Invocation {
   let parsed
   try {
     parsed = parseArgs({
-      args: rest,
+      args: [...leading, ...rest],
       strict: true,
       allowPositionals: true,
       options: Object.fromEntries(

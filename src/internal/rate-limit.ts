@@ -142,9 +142,12 @@ export class RateLimitPause {
     try {
       const written = this.#store.set(until)
       if (isThenable(written)) {
-        Promise.resolve(written).then(undefined, (error: unknown) => {
-          this.#warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describe(error)})`)
-        })
+        Promise.resolve(written)
+          .then(undefined, (error: unknown) => {
+            this.#warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describe(error)})`)
+          })
+          // Nothing awaits this promise: whatever the logger does, no unhandled rejection.
+          .catch(() => undefined)
       }
     } catch (error) {
       this.#warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describe(error)})`)
@@ -171,7 +174,11 @@ export class RateLimitPause {
   #warnOnce(log: SdkLogger, kind: string, message: string): void {
     if (this.#warned.has(kind)) return
     this.#warned.add(kind)
-    log.log('warn', message)
+    try {
+      log.log('warn', message)
+    } catch {
+      // A logger that throws must not turn a store's failure into the call's: it is ignored.
+    }
   }
 }
 
@@ -183,8 +190,13 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /** A store's error, in a few words (the log sink redacts it). */
 function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`
-  return describeValue(error)
+  try {
+    if (error instanceof Error) return `${error.name}: ${error.message}`
+    return describeValue(error)
+  } catch {
+    // A store's error whose name or message throws when read: say what it is, nothing more.
+    return `a ${typeof error} that cannot be described`
+  }
 }
 
 function describeValue(value: unknown): string {

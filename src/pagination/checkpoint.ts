@@ -120,28 +120,35 @@ export function checkpointIssues(input: unknown): ValidationIssue[] {
     else extra++
   }
   const list: readonly unknown[] = Array.isArray(input) ? input : [input]
-  list.forEach((checkpoint, n) => {
+  if (list.length === 0) {
+    report([], 'Expected at least one checkpoint (for a first run, pass no checkpoint at all)')
+  }
+  // An index loop, not forEach: a hole in the array (a shard whose file was missing) is reported.
+  for (let n = 0; n < list.length; n++) {
+    const checkpoint = list[n]
     const where = Array.isArray(input) ? [n] : []
     if (isRecord(checkpoint) && checkpoint['version'] === FIRST_VERSION && isRecord(checkpoint['conversations'])) {
       firstVersionIssues(checkpoint['conversations'], where, report)
-      return
+      continue
     }
     if (!isRecord(checkpoint) || checkpoint['version'] !== CHECKPOINT_VERSION) {
       report(where, `Expected a checkpoint returned by checkpoint() of listNew (an object with version ${CHECKPOINT_VERSION})`)
-      return
+      continue
     }
     const ids = checkpoint['conversations']
     if (!Array.isArray(ids)) {
       report([...where, 'conversations'], 'Expected an array of conversation ids')
-      return
+      continue
     }
+    let columnsOk = true
     for (const column of COLUMNS) {
       const values = checkpoint[column]
       if (!Array.isArray(values) || values.length !== ids.length) {
         report([...where, column], `Expected an array of ${ids.length} values, one per conversation`)
+        columnsOk = false
       }
     }
-    if (issues.length > 0) return
+    if (!columnsOk) continue
     const read = checkpoint['read'] as unknown[]
     const lastIds = checkpoint['lastMessageIds'] as unknown[]
     const updatedAt = checkpoint['updatedAt'] as unknown[]
@@ -153,7 +160,7 @@ export function checkpointIssues(input: unknown): ValidationIssue[] {
           : entryProblem(read[i], lastIds[i], updatedAt[i])
       if (problem !== undefined) report([...where, 'conversations', i], problem)
     }
-  })
+  }
   if (extra > 0) issues.push({ path: [], code: 'custom', message: `and ${extra} more malformed entries` })
   return issues
 }
@@ -164,8 +171,9 @@ function firstVersionIssues(
   where: (string | number)[],
   report: (path: (string | number)[], message: string) => void,
 ): void {
-  // for…in, not Object.keys(): no array of every id to build (a parsed JSON object has no inherited keys).
+  // for…in, not Object.keys(): no array of every id to build; inherited keys are not entries.
   for (const id in conversations) {
+    if (!Object.hasOwn(conversations, id)) continue
     const entry = conversations[id]
     const problem =
       id === ''
@@ -198,8 +206,10 @@ export function mergeCheckpoints(
     if ((checkpoint.version as number) === FIRST_VERSION) {
       const conversations = (checkpoint as unknown as { conversations: Record<string, ConversationCheckpoint> }).conversations
       for (const id in conversations) {
-        // The entry itself, not a copy: listNew never changes an entry in place (it sets a new one).
-        if (keep === undefined || keep(id)) mergeEntry(merged, id, conversations[id] as ConversationCheckpoint)
+        if (!Object.hasOwn(conversations, id) || (keep !== undefined && !keep(id))) continue
+        const entry = conversations[id] as ConversationCheckpoint
+        // A copy: the run's checkpoint must not follow later changes to the caller's object.
+        mergeEntry(merged, id, [entry[0], entry[1], entry[2]])
       }
       continue
     }

@@ -393,6 +393,14 @@ describe('where the configuration comes from', () => {
     const ran = await cli(['--env-file', file, '--format=json', '--max-items', '2', 'agents', 'list'], { env: unset })
     expect(ran).toMatchObject({ code: 0, stderr: '' })
     expect(JSON.parse(ran.stdout)).toHaveLength(2)
+    // Read as if typed right after the command's words: one typed after them wins, and `--` still ends the options.
+    const overridden = await cli(['--format', 'json', 'agents', 'list', '--format', 'jsonl'])
+    expect(jsonLines(overridden.stdout)).toHaveLength(DATASET.agents)
+    const conversationId = fake.listConversations(company)[0]?.id ?? ''
+    const afterDashes = await cli(['--format', 'json', '--max-items', '1', 'messages', 'list', '--', conversationId])
+    expect(afterDashes.code).toBe(0)
+    expect(JSON.parse(afterDashes.stdout)).toHaveLength(1)
+    expect((await cli(['--env-file', file])).stderr).toContain('a command is required')
     const refused = await cli(['--max-items', '2', 'token', 'issue', '--user-id', 'u-1'])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/max-items/)

@@ -438,6 +438,9 @@ describe('a malformed checkpoint is refused before anything is sent', () => {
     ['read > 0 without a message id', { version: 2, conversations: ['c1'], read: [3], lastMessageIds: [null], updatedAt: ['t'] }],
     ['read 0 with a message id', { version: 2, conversations: ['c1'], read: [0], lastMessageIds: ['m'], updatedAt: ['t'] }],
     ['an updatedAt that is not a string', { version: 2, conversations: ['c1'], read: [0], lastMessageIds: [null], updatedAt: [1] }],
+    ['an empty array of checkpoints (a first run passes none)', []],
+    // eslint-disable-next-line no-sparse-arrays -- a shard whose checkpoint file was missing
+    ['a hole in an array of checkpoints', [, { version: 2, conversations: ['c1'], read: [0], lastMessageIds: [null], updatedAt: ['t'] }]],
     ['the first format: no conversations', { version: 1 }],
     ['the first format: an entry that is not a triple', { version: 1, conversations: { c1: [1, 'm'] } }],
     ['the first format: read 0 with a message id', { version: 1, conversations: { c1: [0, 'm', 't'] } }],
@@ -458,6 +461,21 @@ describe('a malformed checkpoint is refused before anything is sent', () => {
     }
     expect(error).toBeInstanceOf(RequestValidationError)
     expect((error as RequestValidationError).issues[0]?.path[0]).toBe('checkpoint')
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it('reports the first 10 problems of every checkpoint of an array, and how many more', async () => {
+    const { server, client } = await serve([1])
+    const bad = (id: string): MessagesCheckpoint => checkpointOf({ [id]: [1, null, 't'] })
+    let error: unknown
+    try {
+      client.conversations.messages.listNew({ checkpoint: Array.from({ length: 12 }, (_, i) => bad(`c${i}`)) })
+    } catch (caught) {
+      error = caught
+    }
+    const issues = (error as RequestValidationError).issues
+    expect(issues.slice(0, 10).map((issue) => issue.path.slice(0, 2))).toEqual(Array.from({ length: 10 }, (_, i) => ['checkpoint', i]))
+    expect(issues.at(-1)?.message).toBe('and 2 more malformed entries')
     expect(server.requests).toHaveLength(0)
   })
 

@@ -216,6 +216,49 @@ describe('a store that fails never fails a call', () => {
     },
   )
 
+  it('errors that cannot even be described, and a logger that throws: calls still succeed, and nothing is left unhandled', async () => {
+    const undescribable = (): Error => {
+      const error = new Error('x')
+      Object.defineProperty(error, 'message', {
+        get() {
+          throw new Error('this error cannot be read')
+        },
+      })
+      return error
+    }
+    const store: RateLimitStore = {
+      get: () => {
+        throw undescribable()
+      },
+      set: () => Promise.reject(undescribable()),
+    }
+    const throwingLogger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => {
+        throw new Error('the logger is broken')
+      },
+      error: () => undefined,
+    }
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason)
+    }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      for (const logger of [recordingLogger(), throwingLogger]) {
+        server.clear()
+        const client = makeClient({ rateLimitStore: store, logger, logLevel: 'warn' })
+        rateLimitFirst()
+        expect((await client.agents.list()).data).toEqual(PAGE.data)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it(`a get() that never answers: calls go on after ${RATE_LIMIT_STORE_GET_TIMEOUT_MS} ms, and later ones do not wait; one warn`, async () => {
     const logger = recordingLogger()
     let gets = 0
