@@ -19,7 +19,7 @@
  */
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
-import { ChatServiceError } from '../errors/errors.ts'
+import { ChatServiceError, RequestValidationError } from '../errors/errors.ts'
 import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
 import type { ListAllProgress, NestedReader } from './list-all.ts'
 import { NestedRun, walk, type ChildPlan } from './nested.ts'
@@ -164,8 +164,17 @@ export class NewMessages implements AsyncIterable<Message> {
    * and the chance that a fingerprint hides a changed conversation is about 1 in 9 × 10^15 checks.
    *
    * @param options - `compact` (default false): fingerprints instead of the last messages' ids.
+   * @throws RequestValidationError when `options` is not an object or `compact` not a boolean.
    */
   checkpoint(options: { compact?: boolean | undefined } = {}): MessagesCheckpoint {
+    // Checked at run time too: a checkpoint written in the wrong form would be found out only by the next run.
+    const given: unknown = options
+    const compact: unknown = (given as { compact?: unknown } | null)?.compact
+    if (given === null || typeof given !== 'object' || (compact !== undefined && typeof compact !== 'boolean')) {
+      throw new RequestValidationError('conversations.messages.listNew().checkpoint', [
+        { path: ['compact'], code: 'invalid_type', message: 'Expected { compact?: boolean }' },
+      ])
+    }
     this.#settle()
     return toCheckpoint(this.#entries, options.compact === true)
   }

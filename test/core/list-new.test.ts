@@ -400,6 +400,8 @@ describe('checkpoint({ compact: true })', () => {
     const second = await night(server, client, compact, { limit: 10 })
     expect(second.ids).toEqual([...added.slice(0, 2), ...b.messages, ...added.slice(2)])
     expect(second.run.summary).toMatchObject({ new: 0, grown: 2, unchanged: 1, rewound: ['c001'], deleted: [] })
+    expect(() => second.run.checkpoint({ compact: 'yes' as unknown as boolean })).toThrow(RequestValidationError)
+    expect(() => second.run.checkpoint(null as unknown as { compact: boolean })).toThrow(RequestValidationError)
     const third = await night(server, client, second.run.checkpoint({ compact: true }), { limit: 10 })
     expect(third.ids).toEqual([])
     expect(messagePages(third.requests)).toEqual([])
