@@ -144,6 +144,7 @@ export class ChatServiceClient implements AsyncDisposable {
       dispatcher: valid.dispatcher,
       connections: valid.connections ?? DEFAULT_CONNECTIONS,
       connectTimeout: resolved.timeout,
+      rateLimitStore: valid.rateLimitStore,
     })
 
     if (logLevel.invalidEnv !== undefined && !warnedAboutLogEnv) {
@@ -176,7 +177,8 @@ export class ChatServiceClient implements AsyncDisposable {
   /**
    * A client that makes its calls with other defaults (`timeout`, `maxRetries`, `headers`,
    * `logger`, `logLevel`, `maxResponseBytes`, `responseValidation`, `compression`), and shares
-   * this client's service, key pair, connection pool, 429 pause and secret redaction. `headers` are
+   * this client's service, key pair, connection pool, 429 pause (with its `rateLimitStore`) and
+   * secret redaction. `headers` are
    * merged over this client's. Cheap: make one per use.
    *
    * ```ts
@@ -188,7 +190,8 @@ export class ChatServiceClient implements AsyncDisposable {
    * ChatServiceError); `close()` on the client that owns the pool closes it for every client
    * derived from it, which then reject new calls the same way.
    * @throws RequestValidationError for an option that cannot be changed here (`baseUrl`, `keyId`,
-   * `keySecret`, `dispatcher`, `connections`, ...) or an invalid value.
+   * `keySecret`, `dispatcher`, `connections`, `rateLimitStore`: the pause and its store belong to
+   * the client made with `new`, ...) or an invalid value.
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
     const [valid] = checkArguments({ operation: 'client.withOptions', redactor: this.#transport.redactor }, [
@@ -222,7 +225,9 @@ export class ChatServiceClient implements AsyncDisposable {
    * When the client-wide pause after a 429 ends, or `undefined` while calls are not paused. The
    * pause is shared by this client, the client it derives from and every client derived from them:
    * after a 429, new attempts wait until then (or, with `rateLimitPause: 'fail'`, are refused with
-   * RateLimitError); requests already in flight go on.
+   * RateLimitError); requests already in flight go on. With a `rateLimitStore`, this includes the
+   * store's value as last read (reading this property does not read the store: calls do, at most
+   * every 100 ms).
    */
   get rateLimitedUntil(): Date | undefined {
     const until = this.#transport.rateLimitedUntil

@@ -5,8 +5,15 @@
 import {} from './engine-check.ts' // first: refuses an unsupported Node.js before undici loads (see engine-check.ts)
 export { ChatServiceClient, ENVIRONMENT_VARIABLES } from './client.ts'
 export { APIPromise } from './core/api-promise.ts'
-export type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from './core/options.ts'
-export { DEFAULT_CONNECTIONS, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from './core/options.ts'
+export type { ClientOptions, ClientOverrides, ListRequestOptions, RateLimitStore, RequestOptions } from './core/options.ts'
+export {
+  DEFAULT_CONNECTIONS,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  RATE_LIMIT_STORE_GET_TIMEOUT_MS,
+  RATE_LIMIT_STORE_REFRESH_MS,
+} from './core/options.ts'
 export type { Logger, LogLevel } from './core/logger.ts'
 export type { APIResponse, ResponseValidation, WithResponse } from './core/response.ts'
 export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS, RETRYABLE_STATUSES } from './core/retry.ts'

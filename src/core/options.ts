@@ -17,6 +17,43 @@ export const DEFAULT_CONNECTIONS = 64
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 /**
+ * Where clients in several processes (or machines) share their 429 pause: the `rateLimitStore`
+ * option of `new ChatServiceClient`. One value, the moment the pause ends, in **ms since the epoch**
+ * (`Date.now()`'s unit); every client given stores that reach the same value (a Redis key, a row)
+ * pauses when any of them meets a 429. Both methods may answer synchronously or with a promise.
+ *
+ * What the SDK calls, and when:
+ *
+ * - `get()`: before an attempt, at most once every {@link RATE_LIMIT_STORE_REFRESH_MS} (100 ms)
+ *   per client (and the clients derived from it), and never while an earlier `get()` is pending.
+ *   Attempts made while a read runs wait for it, at most {@link RATE_LIMIT_STORE_GET_TIMEOUT_MS}
+ *   (250 ms) from its start, then go on with what the process knows itself; attempts in between
+ *   reads use the last value read, without waiting. A value in the past, or `0`, means no pause.
+ * - `set(untilEpochMs)`: when a 429 makes the pause end later than both the process's own pause
+ *   and the last value read. Not awaited: calls never wait for it. Several processes may call it
+ *   at once; a store that keeps the later of the stored value and `untilEpochMs` never shortens
+ *   another process's pause (see the README for a Redis one).
+ *
+ * Failures never fail a call: a `get()` or `set()` that throws or rejects, a `get()` slower than
+ * 250 ms, and a `get()` value that is not a finite number or lies more than 120 s ahead (twice
+ * `MAX_RETRY_AFTER_MS`: not a pause the SDK could have set) are each logged once at `warn`
+ * (redacted, through the client's `logger`) and ignored: the client keeps its own pause. No
+ * rejection of the store's promises is left unhandled. Clocks of the processes sharing a store
+ * must agree (NTP): the value is a moment, not a duration.
+ */
+export interface RateLimitStore {
+  /** When the shared pause ends, ms since the epoch (0 or a past moment: no pause). */
+  get(): number | Promise<number>
+  /** Records that the shared pause ends at `untilEpochMs` (ms since the epoch); ideally keeps the later of it and the stored value. */
+  set(untilEpochMs: number): void | Promise<void>
+}
+
+/** Least time between two reads (`get()`) of a {@link RateLimitStore} by one client, in ms: 100. */
+export const RATE_LIMIT_STORE_REFRESH_MS = 100
+/** Longest an attempt waits for a {@link RateLimitStore}'s `get()`, in ms from the read's start: 250. */
+export const RATE_LIMIT_STORE_GET_TIMEOUT_MS = 250
+
+/**
  * Options of `new ChatServiceClient(options)`. `baseUrl`, `keyId` and `keySecret` fall back to the
  * environment variables `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and
  * `CHAT_SERVICE_KEY_SECRET`; a value given here wins.
@@ -59,6 +96,14 @@ export interface ClientOptions {
    * (for a login path that would rather answer "busy" than wait).
    */
   rateLimitPause?: 'wait' | 'fail' | undefined
+  /**
+   * Shares the client's 429 pause with clients in other processes through a store you provide
+   * (Redis, a database row; see {@link RateLimitStore} for when it is read and written, and what
+   * happens when it fails). Default: none, the pause is this client's (and its derived clients')
+   * alone. Set only here: clients made by `withOptions` share their parent's pause, and so its
+   * store. An object without callable `get` and `set` is a `RequestValidationError`.
+   */
+  rateLimitStore?: RateLimitStore | undefined
   /**
    * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
    * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.

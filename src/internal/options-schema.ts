@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici'
 import * as z from 'zod'
 import type { LogLevel, Logger } from '../core/logger.ts'
-import type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from '../core/options.ts'
+import type { ClientOptions, ClientOverrides, ListRequestOptions, RateLimitStore, RequestOptions } from '../core/options.ts'
 import type { SchemaOf } from '../schemas/common.ts'
 import { LOG_LEVELS } from './sdk-logger.ts'
 
@@ -73,6 +73,17 @@ const dispatcherSchema = z
   )
   .optional()
 
+const rateLimitStoreSchema = z
+  .custom<RateLimitStore>(
+    (value) =>
+      value !== null &&
+      (typeof value === 'object' || typeof value === 'function') &&
+      typeof (value as { get?: unknown }).get === 'function' &&
+      typeof (value as { set?: unknown }).set === 'function',
+    { message: 'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods' },
+  )
+  .optional()
+
 const clientOptionsShape = {
   baseUrl: z
     .union([z.string().min(1, 'baseUrl is empty'), z.instanceof(URL)], { error: 'Expected baseUrl, the service URL, as a string or a URL' })
@@ -83,6 +94,7 @@ const clientOptionsShape = {
   maxRetries: maxRetriesSchema,
   totalTimeout: timeoutSchema,
   rateLimitPause: rateLimitPauseSchema,
+  rateLimitStore: rateLimitStoreSchema,
   dispatcher: dispatcherSchema,
   headers: headersSchema,
   logger: loggerSchema,

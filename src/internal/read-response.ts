@@ -175,12 +175,16 @@ export function pausedError(
   request: RequestSummary,
   remainingMs: number,
   redactor: Redactor,
+  fromStore = false,
 ): RateLimitError {
   const raw = the429 ?? { status: 429, headers: {}, requestId: undefined }
   const view = errorView(raw, the429 === undefined ? undefined : decodeBody(the429), request, redactor)
+  const why = fromStore
+    ? `the client is paused for another ${remainingMs} ms after a 429 seen by another process, read from the shared rateLimitStore`
+    : `the client is paused after a 429 for another ${remainingMs} ms`
   return new RateLimitError(
     { ...view, retryAfterMs: remainingMs },
-    `429 Too Many Requests: ${view.method} ${view.path}: not sent: the client is paused after a 429 for another ${remainingMs} ms (rateLimitPause: 'fail')`,
+    `429 Too Many Requests: ${view.method} ${view.path}: not sent: ${why} (rateLimitPause: 'fail')`,
   )
 }
 

@@ -3,7 +3,8 @@
  * request (GET included), keep-alive pooling over HTTP/1.1. Redirects are never followed
  * (credentials travel in the body). A call is composed of, in order:
  *
- * 1. the client-wide 429 pause (`rate-limit.ts`): a new attempt waits for it;
+ * 1. the client-wide 429 pause (`rate-limit.ts`), shared between processes through the
+ *    `rateLimitStore` when there is one: a new attempt waits for it;
  * 2. one attempt (`exchange.ts`): deadline, decoding, size cap, and whether the status is a success;
  * 3. intake ({@link Transport.send}'s `#intake`): what came back is made what the rest of the SDK
  *    reads, its `x-request-id` read once;
@@ -14,6 +15,7 @@
  * retries are done); what the body means is `read-response.ts`'s job.
  */
 import { Agent, type Dispatcher } from 'undici'
+import type { RateLimitStore } from '../core/options.ts'
 import type { RequestTrace } from '../core/tracing.ts'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
 import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
@@ -25,7 +27,7 @@ import { decodeBody, pausedError, responseValidationError, statusError, type Req
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, failsEveryTime, isCertificateError, type AttemptFailure } from './retry-policy.ts'
-import { sleep } from './wait.ts'
+import { sleep, waitFor } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
 export interface OutgoingRequest extends RequestSummary {
@@ -63,6 +65,8 @@ export interface TransportConfig {
   readonly connections: number
   /** Connect timeout of the own pool, ms. */
   readonly connectTimeout: number
+  /** Where the 429 pause is shared with other processes, if anywhere. */
+  readonly rateLimitStore?: RateLimitStore | undefined
 }
 
 /** Shared by a client and every client derived from it with `withOptions`. */
@@ -81,10 +85,11 @@ export class Transport {
   readonly #closing = new AbortController()
   #closed: Promise<void> | undefined
   /** The client-wide pause after a 429 (see {@link Transport.send}). */
-  readonly #pause = new RateLimitPause()
+  readonly #pause: RateLimitPause
 
   constructor(config: TransportConfig) {
     this.#config = config
+    this.#pause = new RateLimitPause(config.rateLimitStore)
     this.redactor = config.redactor
     this.#ownsDispatcher = config.dispatcher === undefined
     // HTTP/1.1 only: undici 8 negotiates h2 over TLS by default, and its h2 sessions can emit an
@@ -126,7 +131,9 @@ export class Transport {
    *
    * After a 429, every new attempt of this client (and of clients derived from it) waits until the
    * service's `Retry-After` (else the backoff) has passed, instead of each finding the limit on its
-   * own; attempts already in flight go on. With `rateLimitPause: 'fail'` a call that meets the pause
+   * own; attempts already in flight go on. With a `rateLimitStore`, a 429 that extends the pause is
+   * written to it and the pause also holds what the store says (read at most every 100 ms; see
+   * `rate-limit.ts`), so a 429 another process met pauses this one. With `rateLimitPause: 'fail'` a call that meets the pause
    * is refused instead. With `totalTimeout`, every attempt and every wait fits in the call's
    * deadline, and a wait that cannot end inside it is not started.
    * @throws APIConnectionError / APITimeoutError when no response came and retries ran out (or the
@@ -149,14 +156,25 @@ export class Transport {
     let lastError: ChatServiceError | undefined
 
     for (let attempt = 1; ; attempt++) {
-      // 1. The client-wide pause.
-      const paused = this.#pause.remaining()
-      if (paused > 0) {
-        if (options.rateLimitPause === 'fail') throw pausedError(this.#pause.response, request, paused, this.redactor)
-        if (!deadline.fits(paused)) {
-          throw this.#outOfTime(request, deadline, lastError, `the client is paused after a 429 for another ${paused} ms`)
+      // 1. The client-wide pause: this process's, and the store's (read at most every 100 ms, and
+      // waited for at most 250 ms; without a store, or between reads, nothing is awaited). Looked
+      // at again after a wait: another 429, here or elsewhere, may have made it longer.
+      for (;;) {
+        const read = this.#pause.refresh(options.log)
+        if (read !== undefined) {
+          await this.#waitForStore(read.settled, read.waitUntil, deadline, request, options, closing)
+          this.#pause.slow(read, options.log)
         }
-        await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms)`)
+        const pause = this.#pause.state()
+        if (pause === undefined) break
+        const paused = pause.remaining
+        if (options.rateLimitPause === 'fail') throw pausedError(pause.response, request, paused, this.redactor, pause.fromStore)
+        const from = pause.fromStore ? ' seen by another process (rateLimitStore)' : ''
+        if (!deadline.fits(paused)) {
+          throw this.#outOfTime(request, deadline, lastError, `the client is paused after a 429${from} for another ${paused} ms`)
+        }
+        const shared = pause.fromStore ? ', from the rateLimitStore' : ''
+        await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms${shared})`)
       }
       // 2–3. One attempt, cut to what is left of the deadline, and its intake.
       const left = deadline.left()
@@ -193,7 +211,7 @@ export class Transport {
         : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
       const decision = decideRetry(failure, attempt, options.maxRetries)
       const pause = clientPause(failure, decision, attempt)
-      if (pause !== undefined && outcome.ok) this.#pause.extend(pause, outcome.response)
+      if (pause !== undefined && outcome.ok) this.#pause.extend(pause, outcome.response, options.log)
       if (!decision.retry) {
         if (decision.reason === 'wait-too-long') observer.waitTooLong()
         if (outcome.ok) return outcome.response
@@ -210,7 +228,7 @@ export class Transport {
     }
   }
 
-  /** When the client's 429 pause ends, or `undefined` when it is not paused. */
+  /** When the client's 429 pause ends (the store's last value included), or `undefined` when it is not paused. */
   get rateLimitedUntil(): number | undefined {
     return this.#pause.until()
   }
@@ -257,6 +275,30 @@ export class Transport {
       await sleep(ms, signal)
     } catch {
       if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, during)
+      throw closedError()
+    }
+  }
+
+  /**
+   * Waits for a `rateLimitStore.get()` to answer, until `waitUntil` (ms since the epoch) at most,
+   * and never past the call's deadline. The call's signal ends it with APIUserAbortError; closing
+   * the client, with ChatServiceError.
+   */
+  async #waitForStore(
+    settled: Promise<void>,
+    waitUntil: number,
+    deadline: Deadline,
+    request: OutgoingRequest,
+    options: ResolvedOptions,
+    closing: AbortSignal,
+  ): Promise<void> {
+    const ms = Math.min(waitUntil - Date.now(), deadline.left())
+    if (ms <= 0) return
+    const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
+    try {
+      await waitFor(settled, ms, signal)
+    } catch {
+      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, 'while reading the rateLimitStore')
       throw closedError()
     }
   }

@@ -25,3 +25,28 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true })
   })
 }
+
+/**
+ * Resolves when `settled` does or after `ms`, whichever comes first; rejects with `signal.reason`
+ * as soon as `signal` aborts. `settled` must never reject.
+ */
+export function waitFor(settled: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason as Error)
+      return
+    }
+    const done = (): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      reject(signal.reason as Error)
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+    void settled.then(done)
+  })
+}

@@ -45,6 +45,22 @@ function readmeSnippets(): Snippet[] {
 
 const snippets = readmeSnippets()
 
+/**
+ * A stand-in for the ioredis client of the README's `rateLimitStore` snippet: `get`, and `eval` of
+ * its one script (keep the later of the stored moment and the new one).
+ */
+function memoryRedis(): typeof globalThis.redis {
+  const values = new Map<string, string>()
+  return {
+    get: (key) => Promise.resolve(values.get(key) ?? null),
+    eval: (script, _numkeys, key, value) => {
+      if (!script.includes("redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[1])")) throw new Error(`unexpected script: ${script}`)
+      if (Number(values.get(String(key)) ?? '0') < Number(value)) values.set(String(key), String(value))
+      return Promise.resolve(null)
+    },
+  }
+}
+
 beforeAll(() => {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
@@ -117,7 +133,7 @@ describe('every snippet runs against the fake', () => {
     'README.md:%i',
     async (_line, snippet) => {
       const client = new ChatServiceClient()
-      Object.assign(globalThis, { client, conversationId: withMessages?.id })
+      Object.assign(globalThis, { client, conversationId: withMessages?.id, redis: memoryRedis() })
       // What the snippets print is for readers, not for the test log.
       const { log, error } = console
       console.log = () => undefined

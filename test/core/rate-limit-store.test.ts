@@ -1,0 +1,286 @@
+/**
+ * One rate limit across processes (issue 17): the client-wide 429 pause shared through a
+ * `rateLimitStore`, at a loopback server. Two clients made with `new` (as two processes would)
+ * share an in-memory store: a 429 one of them meets pauses the other. A store that throws, rejects,
+ * hangs or answers nonsense never fails a call (logged once, the process's own pause goes on);
+ * `rateLimitPause: 'fail'`, `totalTimeout` and aborts treat a pause known only from the store like
+ * one of the process's own; a store without get/set is refused at construction.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  APITimeoutError,
+  APIUserAbortError,
+  ChatServiceClient,
+  RATE_LIMIT_STORE_GET_TIMEOUT_MS,
+  RateLimitError,
+  RequestValidationError,
+  type ClientOptions,
+  type RateLimitStore,
+} from 'chat-service-sdk'
+import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
+import { recordingLogger, rejection, startLoopback, type LoopbackServer, type Reply } from '../helpers/loopback.ts'
+
+const PAGE = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+const RATE_LIMITED: Reply = { status: 429, headers: { 'retry-after': '1', 'x-request-id': 'r-429' }, body: { error: 'slow down' } }
+
+let server: LoopbackServer
+const clients: ChatServiceClient[] = []
+
+beforeAll(async () => {
+  server = await startLoopback()
+})
+afterAll(async () => {
+  await server.close()
+})
+beforeEach(() => {
+  server.clear()
+  server.respond(() => ({ body: PAGE }))
+})
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()))
+})
+
+function makeClient(extra: Partial<ClientOptions> = {}): ChatServiceClient {
+  const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', ...extra })
+  clients.push(client)
+  return client
+}
+
+/** What Redis would be for two processes: one value, with every get and set counted. */
+function memoryStore(kind: 'sync' | 'async', initial = 0): RateLimitStore & { value: number; gets: number; sets: number[] } {
+  const store = {
+    value: initial,
+    gets: 0,
+    sets: [] as number[],
+    get(): number | Promise<number> {
+      store.gets++
+      if (kind === 'sync') return store.value
+      return new Promise((resolve) => {
+        setTimeout(() => {
+          resolve(store.value)
+        }, 2)
+      })
+    },
+    set(until: number): void | Promise<void> {
+      store.sets.push(until)
+      store.value = Math.max(store.value, until)
+      return kind === 'sync' ? undefined : Promise.resolve()
+    },
+  }
+  return store
+}
+
+/** Answers the first request with a 429 (Retry-After: 1), the rest with a page. */
+function rateLimitFirst(): void {
+  let seen = 0
+  server.respond(() => (seen++ === 0 ? RATE_LIMITED : { body: PAGE }))
+}
+
+describe('two clients sharing a store', () => {
+  it.each(['sync', 'async'] as const)(
+    'a 429 client A meets makes client B wait until its Retry-After has passed, B sending nothing meanwhile (%s store)',
+    async (kind) => {
+      const store = memoryStore(kind)
+      const a = makeClient({ rateLimitStore: store, maxRetries: 0 })
+      const b = makeClient({ rateLimitStore: store })
+      // B has read the store before A's 429: its next read is due 100 ms later, not never.
+      expect((await b.agents.list()).data).toEqual(PAGE.data)
+      server.clear()
+      rateLimitFirst()
+
+      const before = Date.now()
+      expect(await rejection(a.agents.list())).toBeInstanceOf(RateLimitError)
+      expect(store.sets).toHaveLength(1)
+      expect(store.sets[0]).toBeGreaterThanOrEqual(before + 1_000)
+      expect(a.rateLimitedUntil?.getTime()).toBe(store.sets[0])
+      const the429 = server.arrivals[0]!
+
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      expect((await b.agents.list()).data).toEqual(PAGE.data)
+      expect(server.arrivals).toHaveLength(2)
+      expect(server.arrivals[1]!.at - the429.at).toBeGreaterThanOrEqual(900)
+    },
+  )
+
+  it('B knows the pause as soon as it has read the store: rateLimitedUntil, and a derived client shares it', async () => {
+    const store = memoryStore('async')
+    const a = makeClient({ rateLimitStore: store, maxRetries: 0 })
+    rateLimitFirst()
+    await rejection(a.agents.list())
+    const b = makeClient({ rateLimitStore: store, rateLimitPause: 'fail' })
+    expect(b.rateLimitedUntil).toBeUndefined() // not read yet: reading the property does not read the store
+    await rejection(b.agents.list())
+    expect(b.rateLimitedUntil?.getTime()).toBe(store.value)
+    expect(b.withOptions({ timeout: 5_000 }).rateLimitedUntil?.getTime()).toBe(store.value)
+    expect(server.arrivals).toHaveLength(1)
+  })
+
+  it('a derived client writes to its parent’s store; set is called only when a 429 makes the pause longer', async () => {
+    const store = memoryStore('sync')
+    const derived = makeClient({ rateLimitStore: store, maxRetries: 0 }).withOptions({ timeout: 10_000 })
+    // Two calls in flight: the first 429 asks for 2 s, the second (answered later) for 1 s.
+    let seen = 0
+    server.respond(() =>
+      seen++ === 0 ? { status: 429, headers: { 'retry-after': '2' }, body: 'slow down' } : { ...RATE_LIMITED, delayMs: 100 },
+    )
+    const results = await Promise.all([rejection(derived.agents.list()), rejection(derived.agents.list())])
+    expect(results.every((error) => error instanceof RateLimitError)).toBe(true)
+    expect(store.sets).toHaveLength(1)
+    expect(derived.rateLimitedUntil?.getTime()).toBe(store.sets[0])
+  })
+
+  it('reads the store at most once per 100 ms, not once per call', async () => {
+    const store = memoryStore('async')
+    const client = makeClient({ rateLimitStore: store })
+    const started = performance.now()
+    for (let i = 0; i < 30; i++) await client.agents.list()
+    const elapsed = performance.now() - started
+    expect(store.gets).toBeGreaterThanOrEqual(1)
+    expect(store.gets).toBeLessThanOrEqual(1 + Math.ceil(elapsed / 100))
+  })
+})
+
+describe('a pause known only from the store', () => {
+  it("rateLimitPause: 'fail' rejects with a RateLimitError that says the pause came from the shared store, nothing sent", async () => {
+    const store = memoryStore('async', Date.now() + 5_000)
+    const client = makeClient({ rateLimitStore: store })
+    const error = await rejection(client.agents.list({}, { rateLimitPause: 'fail' }))
+    expect(error).toBeInstanceOf(RateLimitError)
+    const refused = error as RateLimitError
+    expect(refused.status).toBe(429)
+    expect(refused.retryAfterMs).toBeGreaterThan(4_000)
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(5_000)
+    expect(refused.message).toContain('rateLimitStore')
+    expect(refused.message).toContain('another process')
+    expect(refused.message).toContain("rateLimitPause: 'fail'")
+    expect(refused.retryable).toBe(true)
+    expect(refused.body).toBeUndefined()
+    expect(server.arrivals).toHaveLength(0)
+  })
+
+  it('a store pause longer than totalTimeout is not waited: APITimeoutError at once, nothing sent', async () => {
+    const store = memoryStore('async', Date.now() + 30_000)
+    const client = makeClient({ rateLimitStore: store })
+    const error = await rejection(client.agents.list({}, { totalTimeout: 1_000 }))
+    expect(error).toBeInstanceOf(APITimeoutError)
+    expect((error as APITimeoutError).message).toContain('the client is paused after a 429 seen by another process (rateLimitStore)')
+    expect(server.arrivals).toHaveLength(0)
+  })
+
+  it('an abort while waiting out a store pause says so', async () => {
+    const store = memoryStore('sync', Date.now() + 30_000)
+    const client = makeClient({ rateLimitStore: store })
+    const error = await rejection(client.agents.list({}, { signal: AbortSignal.timeout(200) }))
+    expect(error).toBeInstanceOf(APIUserAbortError)
+    expect((error as APIUserAbortError).message).toContain("while waiting out the client's 429 pause")
+    expect((error as APIUserAbortError).message).toContain('rateLimitStore')
+    expect(server.arrivals).toHaveLength(0)
+  })
+})
+
+describe('a store that fails never fails a call', () => {
+  const failing = {
+    throws: {
+      get(): number {
+        throw new Error(`redis down (${KEY_SECRET})`)
+      },
+      set(): void {
+        throw new Error('redis down')
+      },
+    },
+    rejects: {
+      get: (): Promise<number> => Promise.reject(new Error(`redis down (${KEY_SECRET})`)),
+      set: (): Promise<void> => Promise.reject(new Error('redis down')),
+    },
+  } satisfies Record<string, RateLimitStore>
+
+  it.each(Object.keys(failing) as (keyof typeof failing)[])(
+    'get and set that %s: calls succeed (the 429 retried on the own pause), one warn each, redacted',
+    async (kind) => {
+      const logger = recordingLogger()
+      const client = makeClient({ rateLimitStore: failing[kind], logger, logLevel: 'warn' })
+      rateLimitFirst()
+      expect((await client.agents.list()).data).toEqual(PAGE.data)
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 110))
+        expect((await client.agents.list()).data).toEqual(PAGE.data)
+      }
+      // The own pause still worked: the retry came after the 429's Retry-After.
+      expect(server.arrivals[1]!.at - server.arrivals[0]!.at).toBeGreaterThanOrEqual(900)
+      const warnings = logger.messages('warn')
+      expect(warnings.filter((m) => m.includes('rateLimitStore.get() failed'))).toHaveLength(1)
+      expect(warnings.filter((m) => m.includes('rateLimitStore.set() failed'))).toHaveLength(1)
+      expect(warnings).toHaveLength(2)
+      expect(warnings.join('\n')).not.toContain(KEY_SECRET)
+      expect(warnings.join('\n')).toContain('[REDACTED]')
+    },
+  )
+
+  it(`a get() that never answers: calls go on after ${RATE_LIMIT_STORE_GET_TIMEOUT_MS} ms, and later ones do not wait; one warn`, async () => {
+    const logger = recordingLogger()
+    let gets = 0
+    const hanging: RateLimitStore = {
+      get: () => {
+        gets++
+        return new Promise<number>(() => undefined)
+      },
+      set: () => undefined,
+    }
+    const client = makeClient({ rateLimitStore: hanging, logger, logLevel: 'warn' })
+    const started = performance.now()
+    expect((await client.agents.list()).data).toEqual(PAGE.data)
+    expect(server.arrivals[0]!.at - started).toBeGreaterThanOrEqual(RATE_LIMIT_STORE_GET_TIMEOUT_MS - 10)
+    for (let i = 0; i < 5; i++) expect((await client.agents.list()).data).toEqual(PAGE.data)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect((await client.agents.list()).data).toEqual(PAGE.data)
+    expect(gets).toBe(1) // never a second read while one is pending
+    const warnings = logger.messages('warn')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(`has not answered in ${RATE_LIMIT_STORE_GET_TIMEOUT_MS} ms`)
+  })
+
+  it.each([
+    ['NaN', Number.NaN],
+    ['a string', '1732590000000'],
+    ['null', null],
+    ['10 minutes ahead', Date.now() + 600_000],
+  ])('a get() that answers %s: ignored, calls go on, one warn', async (_name, value) => {
+    const logger = recordingLogger()
+    const client = makeClient({ rateLimitStore: { get: () => value as number, set: () => undefined }, logger, logLevel: 'warn' })
+    for (let i = 0; i < 3; i++) {
+      expect((await client.agents.list()).data).toEqual(PAGE.data)
+      await new Promise((resolve) => setTimeout(resolve, 110))
+    }
+    expect(client.rateLimitedUntil).toBeUndefined()
+    const warnings = logger.messages('warn')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('rateLimitStore.get() answered')
+  })
+})
+
+describe('validation', () => {
+  it.each([
+    ['an empty object', {}],
+    ['get not a function', { get: 1, set: () => undefined }],
+    ['no set', { get: () => 0 }],
+    ['a string', 'redis://localhost'],
+    ['null', null],
+  ])('a rateLimitStore that is %s: RequestValidationError at construction', (_name, store) => {
+    const error = (() => {
+      try {
+        makeClient({ rateLimitStore: store as unknown as RateLimitStore })
+      } catch (caught) {
+        return caught
+      }
+      return undefined
+    })()
+    expect(error).toBeInstanceOf(RequestValidationError)
+    expect((error as RequestValidationError).message).toContain('rateLimitStore')
+  })
+
+  it('withOptions cannot set it: the pause and its store belong to the client made with new', () => {
+    const client = makeClient()
+    const store = memoryStore('sync')
+    expect(() => client.withOptions({ rateLimitStore: store } as never)).toThrow(RequestValidationError)
+  })
+})
