@@ -28,7 +28,9 @@ export function ensureRedisInstalled(): void {
     execFileSync('bash', [INSTALL], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' })
   } catch (error) {
     const { stderr, stdout } = error as { stderr?: string; stdout?: string }
-    throw new Error(`redis-server is needed and could not be installed: ${(stderr ?? '') || (stdout ?? '') || String(error)}`, { cause: error })
+    throw new Error(`redis-server is needed and could not be installed: ${(stderr ?? '') || (stdout ?? '') || String(error)}`, {
+      cause: error,
+    })
   }
 }
 
@@ -71,12 +73,25 @@ export async function startRedis(): Promise<RunningRedis> {
     const port = await freePort()
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--loglevel', 'warning'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'yes',
+        '--loglevel',
+        'warning',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let output = ''
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
     const exited = once(child, 'exit')
     try {
       await accepting(port, child, () => output)

@@ -7,7 +7,8 @@ import { checkpointsKey, type NightCheckpoints, type NightResult, type ShardResu
 export async function finishNight(redis: Redis, job: Job<{ night: string; count: number }, NightResult>): Promise<NightResult> {
   const results = Object.values(await job.getChildrenValues<ShardResult>())
   const checkpoints = results.toSorted((a, b) => a.shard.index - b.shard.index).map((result) => result.checkpoint)
-  if (checkpoints.length !== job.data.count) throw new Error(`night ${job.data.night}: ${checkpoints.length} shard results, expected ${job.data.count}`)
+  if (checkpoints.length !== job.data.count)
+    throw new Error(`night ${job.data.night}: ${checkpoints.length} shard results, expected ${job.data.count}`)
   // Written again by a retried attempt with the same value: nothing else reads it before the night completes.
   const saved: NightCheckpoints = { night: job.data.night, count: job.data.count, checkpoints }
   await redis.set(checkpointsKey(), JSON.stringify(saved))

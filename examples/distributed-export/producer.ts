@@ -7,7 +7,16 @@ import { mkdirSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { FlowProducer, Queue, QueueEvents } from 'bullmq'
 import { MAX_SHARDS } from 'chat-service-sdk'
-import { checkpointsKey, connect, NIGHT_QUEUE, settings, SHARD_QUEUE, type NightCheckpoints, type NightResult, type ShardJobData } from './config.ts'
+import {
+  checkpointsKey,
+  connect,
+  NIGHT_QUEUE,
+  settings,
+  SHARD_QUEUE,
+  type NightCheckpoints,
+  type NightResult,
+  type ShardJobData,
+} from './config.ts'
 
 const { values } = parseArgs({ options: { out: { type: 'string' }, shards: { type: 'string', default: '4' }, night: { type: 'string' } } })
 const count = Number(values.shards)
@@ -22,7 +31,7 @@ mkdirSync(out, { recursive: true })
 
 const redis = connect()
 const connection = { connection: redis, prefix: settings.prefix }
-const nights = new Queue(NIGHT_QUEUE, connection)
+const nights = new Queue<{ night: string; count: number }>(NIGHT_QUEUE, connection)
 const listening = redis.duplicate() // QueueEvents blocks on its connection: one of its own
 const events = new QueueEvents(NIGHT_QUEUE, { connection: listening, prefix: settings.prefix })
 const flows = new FlowProducer(connection)
@@ -31,13 +40,14 @@ try {
   const running = (await nights.getJobs(['waiting-children', 'wait', 'active', 'delayed'])).filter((job) => job.id !== parentId)
   if (running.length > 0) {
     // Its checkpoints are not saved yet: this night would read everything since the one before.
-    throw new Error(`night ${running.map((job) => String(job.data.night)).join(', ')} is not finished yet; run this one after it`)
+    throw new Error(`night ${running.map((job) => job.data.night).join(', ')} is not finished yet; run this one after it`)
   }
   // The last finished night's checkpoints: each shard starts from its own, or, when the shard
   // count changed, from all of them (listNew merges them and keeps its shard's conversations).
   const text = await redis.get(checkpointsKey())
   const last = text === null ? null : (JSON.parse(text) as NightCheckpoints)
-  const since = (index: number): ShardJobData['since'] => (last === null ? null : last.count === count ? (last.checkpoints[index] ?? null) : last.checkpoints)
+  const since = (index: number): ShardJobData['since'] =>
+    last === null ? null : last.count === count ? (last.checkpoints[index] ?? null) : last.checkpoints
   process.stdout.write(
     last === null ? `night ${night}: a first night, every message\n` : `night ${night}: the messages added since night ${last.night}\n`,
   )

@@ -17,7 +17,11 @@ export const LOCK_LOST = 'the job lock was lost'
 /** Resolves once every line written to `stream` so far is in the file and on disk. */
 async function flushToDisk(stream: WriteStream, file: FileHandle): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    stream.write('', (error) => (error ? reject(error) : resolve())) // runs after every earlier write
+    // An empty write's callback runs after every earlier write has reached the file.
+    stream.write('', (error) => {
+      if (error) reject(error)
+      else resolve()
+    })
   })
   await file.sync()
 }

@@ -4,7 +4,16 @@
 // say which service (README.md in this folder).
 import { Worker } from 'bullmq'
 import { ChatServiceClient } from 'chat-service-sdk'
-import { connect, NIGHT_QUEUE, rateLimitKey, settings, SHARD_QUEUE, type NightResult, type ShardJobData, type ShardResult } from './config.ts'
+import {
+  connect,
+  NIGHT_QUEUE,
+  rateLimitKey,
+  settings,
+  SHARD_QUEUE,
+  type NightResult,
+  type ShardJobData,
+  type ShardResult,
+} from './config.ts'
 import { finishNight } from './night-job.ts'
 import { redisRateLimitStore } from './rate-limit-store.ts'
 import { exportShard, LOCK_LOST, STOPPING } from './shard-job.ts'
