@@ -140,6 +140,7 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       for await (const message of client.conversations.messages.listAll({ concurrency: 8 })) reference.push(JSON.stringify(message))
       await client.close()
       expect(reference).toHaveLength(12_000)
+      fake.clearRequests() // from here on, the log holds the workers' requests only
 
       // The victim: shard 0. Its page of a conversation 4/5 of the way through the shard is held back
       // for 3 s, so that shard 0 cannot finish before the kill, and has saved positions before it.
@@ -147,7 +148,7 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       const mine = fake.listConversations(COMPANY).filter((conversation) => shardOf(conversation.id, SHARDS) === victim)
       const held = mine[Math.floor(mine.length * 0.8)]!
       const heldPath = `/rest/v1/conversations/${held.id}/messages`
-      fake.failNext(1, { delayMs: 3_000, match: { method: 'GET', path: heldPath } })
+      fake.failNext(1, { delayMs: 30_000, match: { method: 'GET', path: heldPath } })
 
       await startWorkers(env)
       const producer = start('producer.ts', ['--out', out, '--shards', String(SHARDS), '--night', 'n1'], env)
