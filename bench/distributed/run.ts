@@ -1,0 +1,263 @@
+// The distributed export of issue 17 (examples/distributed-export/) against the single-process
+// nightly export, on the export benchmark's server and company (bench/export/: 2,000
+// conversations, 200,000 messages, 5 ms per request, in its own process), and a real Redis
+// (scripts/redis.ts). Side by side, rotated each round, a first night (every message) each run:
+//   - single: `chat-service export --checkpoint` (the package's command, built), 1 process, 16 in flight;
+//   - BullMQ: 4 worker processes of the example, 4 in flight each (16 in all), one flow of 4 shard jobs,
+//     timed from the producer's start to its exit (the workers are started, and warm, before).
+// Both write JSON Lines with fsync and atomic saves about once a second. Then the 429 section: the
+// fake with a rate limit, the example's 4 workers with the Redis rateLimitStore and without it,
+// counting the 429s the fake sent. Prints figures; never fails on one.
+//   npm run bench:distributed                   (~3 min)
+//   npm run bench:distributed -- --rounds 5 --only export|rate
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { Redis } from 'ioredis'
+import { createFakeChatService, generateDataset } from 'chat-service-sdk/testing'
+import { startRedis, type RunningRedis } from '../../scripts/redis.ts'
+import { spawnExportServer } from '../export/control.ts'
+import { fmtSpread, machineInfo, rotate, spread, table } from '../lib.ts'
+
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, only: { type: 'string', default: 'export,rate' } } })
+const ROUNDS = Number(values.rounds)
+const sections = new Set(values.only.split(','))
+const EXAMPLE = fileURLToPath(new URL('../../examples/distributed-export/', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/cli/index.cjs', import.meta.url))
+const DATASET = { conversations: 2_000, messages: 200_000 }
+const WORKERS = 4
+const PER_WORKER = 4
+/** The 429 section: the fake's limit, and a company small enough to finish under it. */
+const RATE = { requestsPerSecond: 40, burst: 16, conversations: 300, messages: 6_000, latencyMs: 20 }
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`)
+const out = (line = ''): void => void process.stdout.write(`${line}\n`)
+
+interface Proc {
+  readonly child: ChildProcess
+  readonly lines: string[]
+  readonly exit: Promise<number | null>
+}
+
+function run(command: string, args: readonly string[], env: Record<string, string>): Proc {
+  const child = spawn(command, args, { env: { ...process.env, CHAT_SERVICE_LOG: 'error', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push(line))
+  createInterface({ input: child.stderr }).on('line', (line) => lines.push(line))
+  return { child, lines, exit: once(child, 'exit').then(([code]) => code as number | null) }
+}
+
+async function mustExit(proc: Proc, what: string): Promise<void> {
+  const code = await proc.exit
+  if (code !== 0) throw new Error(`${what} exited with ${String(code)}:\n${proc.lines.slice(-20).join('\n')}`)
+}
+
+async function startWorkers(env: Record<string, string>): Promise<Proc[]> {
+  const workers = Array.from({ length: WORKERS }, () => run(process.execPath, [join(EXAMPLE, 'worker.ts')], env))
+  while (!workers.every((w) => w.lines.some((line) => line.includes('ready')))) {
+    if (workers.some((w) => w.child.exitCode !== null)) throw new Error(`a worker exited:\n${workers.flatMap((w) => w.lines).join('\n')}`)
+    await sleep(20)
+  }
+  return workers
+}
+
+async function stopAll(procs: readonly Proc[]): Promise<void> {
+  for (const proc of procs) proc.child.kill('SIGTERM')
+  await Promise.all(procs.map((proc) => proc.exit))
+}
+
+/** Lines in the files of `dir` (checks that the export is complete). */
+async function countLines(dir: string): Promise<number> {
+  let lines = 0
+  for (const file of await readdir(dir)) {
+    if (!file.endsWith('.jsonl')) continue
+    const text = await readFile(join(dir, file), 'utf8')
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++
+  }
+  return lines
+}
+
+async function cpuSeconds(pids: readonly number[]): Promise<number> {
+  // utime + stime of each process, from /proc (Linux), in clock ticks of 100 Hz.
+  let ticks = 0
+  for (const pid of pids) {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+    ticks += Number(fields[11]) + Number(fields[12])
+  }
+  return ticks / 100
+}
+
+const redis: RunningRedis = await startRedis()
+const work = await mkdtemp(join(tmpdir(), 'bench-distributed-'))
+const info = machineInfo()
+out(`# Distributed export (issue 17): Node ${info.node}, ${info.parallelism} cores (${info.cpu}), Redis on loopback, ${ROUNDS} rounds`)
+try {
+  if (sections.has('export')) {
+    log(`starting the export server (${DATASET.conversations} conversations, ${DATASET.messages} messages, 5 ms a request)...`)
+    const server = await spawnExportServer({ ...DATASET, latencyMs: 5, linkMbps: 50, linkRttMs: 20 })
+    const env = {
+      CHAT_SERVICE_BASE_URL: server.url,
+      CHAT_SERVICE_KEY_ID: server.keyId,
+      CHAT_SERVICE_KEY_SECRET: server.keySecret,
+      REDIS_URL: redis.url,
+      EXPORT_PREFIX: 'bench',
+      EXPORT_CONCURRENCY: String(PER_WORKER),
+    }
+    const workers = await startWorkers(env)
+    const cleaner = new Redis(redis.url)
+    type Contender = (dir: string, round: number) => Promise<{ wallMs: number; cpuS: number | undefined }>
+    const contenders: Record<string, Contender> = {
+      'single process @16 (chat-service export --checkpoint)': async (dir: string) => {
+        const proc = run(
+          process.execPath,
+          [CLI, 'export', '--out', join(dir, 'all.jsonl'), '--checkpoint', join(dir, 'all.checkpoint.json'), '--concurrency', '16'],
+          env,
+        )
+        const started = performance.now()
+        await mustExit(proc, 'chat-service export')
+        return { wallMs: performance.now() - started, cpuS: undefined }
+      },
+      [`BullMQ, ${WORKERS} workers @${PER_WORKER}`]: async (dir: string, round: number) => {
+        await cleaner.del('bench:checkpoints') // a first night every time: every message
+        const before = await cpuSeconds(workers.map((w) => w.child.pid!))
+        const proc = run(
+          process.execPath,
+          [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', `r${round}`],
+          env,
+        )
+        const started = performance.now()
+        await mustExit(proc, 'producer')
+        const wallMs = performance.now() - started
+        return { wallMs, cpuS: (await cpuSeconds(workers.map((w) => w.child.pid!))) - before }
+      },
+    }
+    const names = Object.keys(contenders)
+    const walls = new Map<string, number[]>(names.map((name) => [name, []]))
+    const cpus = new Map<string, number[]>(names.map((name) => [name, []]))
+    const ratios: number[] = []
+    for (let round = -1; round < ROUNDS; round++) {
+      const thisRound = new Map<string, number>()
+      for (const name of rotate(names, Math.max(round, 0))) {
+        const dir = join(work, `${round + 1}-${names.indexOf(name)}`)
+        await rm(dir, { recursive: true, force: true })
+        await mkdir(dir, { recursive: true })
+        const result = await contenders[name]!(dir, round + 1)
+        const lines = await countLines(dir)
+        if (lines !== DATASET.messages) throw new Error(`${name}: ${lines} lines, expected ${DATASET.messages}`)
+        await rm(dir, { recursive: true, force: true })
+        if (round < 0) continue // warm-up: page cache, JIT, connections
+        thisRound.set(name, result.wallMs)
+        walls.get(name)!.push(result.wallMs)
+        if (result.cpuS !== undefined) cpus.get(name)!.push(result.cpuS)
+      }
+      if (round < 0) continue
+      // Throughput of BullMQ over the single process's, this round: single wall / BullMQ wall.
+      ratios.push(thisRound.get(names[0]!)! / thisRound.get(names[1]!)!)
+      log(`  export round ${round + 1}/${ROUNDS}: ${names.map((name) => `${(thisRound.get(name)! / 1000).toFixed(2)} s`).join(' vs ')}`)
+    }
+    await cleaner.quit()
+    await stopAll(workers)
+    await server.stop()
+    out()
+    out(
+      `## First night, ${DATASET.messages.toLocaleString('en')} messages (${DATASET.conversations} conversations), 5 ms a request, JSON Lines with fsync`,
+    )
+    out()
+    out(
+      table(
+        ['contender', 'wall s', 'messages/s', 'workers CPU s'],
+        names.map((name) => {
+          const wall = spread(walls.get(name)!)
+          const rate = spread(walls.get(name)!.map((ms) => DATASET.messages / (ms / 1000)))
+          const cpu = cpus.get(name)!
+          return [
+            name,
+            fmtSpread({ ...wall, median: wall.median / 1000, min: wall.min / 1000, max: wall.max / 1000 }, 2),
+            fmtSpread(rate, 0),
+            cpu.length > 0 ? fmtSpread(spread(cpu), 2) : '',
+          ]
+        }),
+      ),
+    )
+    out()
+    const ratio = spread(ratios)
+    out(
+      `BullMQ throughput / single process throughput, per round: ${fmtSpread(ratio, 2, '×')} (goal ≥ 0.9×: ${ratio.median >= 0.9 ? 'met' : 'MISSED'})`,
+    )
+  }
+
+  if (sections.has('rate')) {
+    out()
+    out(
+      `## 429s under the fake's rate limit (${RATE.requestsPerSecond} requests/s, burst ${RATE.burst}; ${RATE.conversations} conversations, ${RATE.messages} messages, ${RATE.latencyMs} ms a request; ${WORKERS} workers @${PER_WORKER})`,
+    )
+    out()
+    const seed = generateDataset({ seed: 29, conversations: RATE.conversations, messages: RATE.messages })
+    const rows: string[][] = []
+    const counts = new Map<string, { refused: number[]; requests: number[]; wallMs: number[] }>()
+    for (const store of ['redis', 'off']) counts.set(store, { refused: [], requests: [], wallMs: [] })
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const store of rotate(['redis', 'off'], round)) {
+        const fake = createFakeChatService({
+          seed,
+          latencyMs: RATE.latencyMs,
+          rateLimit: { requestsPerSecond: RATE.requestsPerSecond, burst: RATE.burst },
+        })
+        const server = await fake.listen()
+        const { baseUrl, keyId, keySecret } = server.clientOptions()
+        const prefix = `rate-${store}-${round}`
+        const env = {
+          CHAT_SERVICE_BASE_URL: baseUrl,
+          CHAT_SERVICE_KEY_ID: keyId,
+          CHAT_SERVICE_KEY_SECRET: keySecret,
+          REDIS_URL: redis.url,
+          EXPORT_PREFIX: prefix,
+          EXPORT_CONCURRENCY: String(PER_WORKER),
+          EXPORT_RATE_LIMIT_STORE: store,
+        }
+        const workers = await startWorkers(env)
+        await sleep(1_000) // the bucket full again after the workers' start
+        const dir = join(work, prefix)
+        const started = performance.now()
+        await mustExit(
+          run(process.execPath, [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', 'n1'], env),
+          'producer',
+        )
+        const wallMs = performance.now() - started
+        const lines = await countLines(dir)
+        if (lines !== RATE.messages) throw new Error(`rate ${store}: ${lines} lines, expected ${RATE.messages}`)
+        const figures = counts.get(store)!
+        figures.refused.push(fake.requests.filter((request) => request.status === 429).length)
+        figures.requests.push(fake.requests.length)
+        figures.wallMs.push(wallMs)
+        await stopAll(workers)
+        await server.close()
+        log(
+          `  429 round ${round + 1}/${ROUNDS}, store ${store}: ${figures.refused.at(-1)} 429s of ${figures.requests.at(-1)} requests, ${(wallMs / 1000).toFixed(1)} s`,
+        )
+      }
+    }
+    for (const [store, figures] of counts) {
+      rows.push([
+        store === 'redis' ? 'shared pause (Redis rateLimitStore)' : 'a pause per worker (no store)',
+        fmtSpread(spread(figures.refused), 0),
+        fmtSpread(spread(figures.requests), 0),
+        fmtSpread(spread(figures.wallMs.map((ms) => ms / 1000)), 1),
+      ])
+    }
+    out(table(['workers pause', '429s', 'requests', 'wall s'], rows))
+    const withStore = counts.get('redis')!.refused
+    const without = counts.get('off')!.refused
+    out()
+    out(`429s without the store / with it, per round: ${fmtSpread(spread(without.map((n, i) => n / Math.max(1, withStore[i]!))), 2, '×')}`)
+  }
+} finally {
+  await redis.stop()
+  await rm(work, { recursive: true, force: true })
+}
