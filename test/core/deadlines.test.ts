@@ -7,7 +7,7 @@
  * attempts; and input that would only ever fail (whitespace around the key, a `/rest` base URL)
  * refused before anything is sent.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
   APIError,
@@ -26,21 +26,15 @@ import {
   type ClientOptions,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
-import { recordingLogger, rejection, startLoopback, type LoopbackServer, type Reply } from '../helpers/loopback.ts'
+import { recordingLogger, rejection, type LoopbackServer, type Reply, useLoopback } from '../helpers/loopback.ts'
 
 const PAGE = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
 
 let server: LoopbackServer
 const clients: ChatServiceClient[] = []
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
-})
-beforeEach(() => {
-  server.clear()
+useLoopback((started) => {
+  server = started
 })
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()))

@@ -6,7 +6,7 @@
  * ends only that one). Options that belong to the pool or the service are refused.
  */
 import { inspect } from 'node:util'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
   APITimeoutError,
@@ -19,21 +19,17 @@ import {
 } from 'chat-service-sdk'
 import { Agent } from 'undici'
 import { KEY_ID, KEY_SECRET, agent, conversation, emptyListFor, tokenResponse } from '../helpers/fixtures.ts'
-import { rejection, recordingLogger, startLoopback, targetOf, until, type Arrival, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, recordingLogger, targetOf, until, type Arrival, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.ZGVyaXZlZC1jbGllbnQtdG9rZW4.c2lnbmF0dXJlLXBhcnQ'
 
 let server: LoopbackServer
 let client: ChatServiceClient
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   server.respond((request) => {
     if (request.method === 'POST') return { body: tokenResponse(TOKEN) }
     return { body: emptyListFor(targetOf(request).pathname) }

@@ -11,7 +11,7 @@ import * as z from 'zod'
 import { ChatServiceClient, ChatServiceError, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
 import { createFakeChatService, type CustomerUserSeed, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, customerUser, listBody } from '../helpers/fixtures.ts'
-import { rejection, startLoopback, targetOf, type Arrival, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, targetOf, type Arrival, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 /** A stored user of the partial-matching service. */
 function user(i: number, externalId: string, metadata: unknown = { plan: 'pro' }): Record<string, unknown> {
@@ -43,14 +43,10 @@ const nearMatches = (count: number, from = 0): Record<string, unknown>[] =>
 let server: LoopbackServer
 let client: ChatServiceClient
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
 })
 afterEach(async () => {

@@ -13,10 +13,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ESLint } from 'eslint'
 import tseslint from 'typescript-eslint'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APIPromise, ChatServiceClient, InternalServerError, PagePromise } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
-import { rejection, startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 const FROM_SOURCE = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -24,14 +24,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 let server: LoopbackServer
 let client: ChatServiceClient
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logLevel: 'off' })
 })
 afterEach(async () => {

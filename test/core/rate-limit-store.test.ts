@@ -6,7 +6,7 @@
  * `rateLimitPause: 'fail'`, `totalTimeout` and aborts treat a pause known only from the store like
  * one of the process's own; a store without get/set is refused at construction.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   APITimeoutError,
   APIUserAbortError,
@@ -18,7 +18,7 @@ import {
   type RateLimitStore,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
-import { recordingLogger, rejection, startLoopback, type LoopbackServer, type Reply } from '../helpers/loopback.ts'
+import { recordingLogger, rejection, type LoopbackServer, type Reply, useLoopback } from '../helpers/loopback.ts'
 
 const PAGE = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
 const RATE_LIMITED: Reply = { status: 429, headers: { 'retry-after': '1', 'x-request-id': 'r-429' }, body: { error: 'slow down' } }
@@ -26,14 +26,10 @@ const RATE_LIMITED: Reply = { status: 429, headers: { 'retry-after': '1', 'x-req
 let server: LoopbackServer
 const clients: ChatServiceClient[] = []
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   server.respond(() => ({ body: PAGE }))
 })
 afterEach(async () => {

@@ -5,7 +5,7 @@
  * Checked against a loopback node:http server that answers with request ids of its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   APIPromise,
   ChatServiceClient,
@@ -17,19 +17,15 @@ import {
   type APIResponse,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse, updatedUser } from '../helpers/fixtures.ts'
-import { pageOf, rejection, startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
+import { pageOf, rejection, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 let server: LoopbackServer
 let client: ChatServiceClient
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logLevel: 'off' })
 })
 afterEach(async () => {

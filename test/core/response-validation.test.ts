@@ -6,10 +6,10 @@
  * body. A broken `pagination` block throws under `'warn'` too: paging cannot go on without it.
  */
 import { inspect } from 'node:util'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, ResponseValidationError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, conversation, customerUser, message, tokenResponse } from '../helpers/fixtures.ts'
-import { pageOf, rejection, recordingLogger, startLoopback, type LoopbackServer, type RecordingLogger } from '../helpers/loopback.ts'
+import { pageOf, rejection, recordingLogger, type LoopbackServer, type RecordingLogger, useLoopback } from '../helpers/loopback.ts'
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.d2Fybi10b2tlbi1wYXlsb2Fk.c2lnLXdhcm4tdG9rZW4'
 
@@ -17,14 +17,10 @@ let server: LoopbackServer
 let logger: RecordingLogger
 let client: ChatServiceClient
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   logger = recordingLogger()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logger })
 })

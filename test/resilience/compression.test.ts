@@ -13,7 +13,7 @@
 import type { ServerResponse } from 'node:http'
 import * as zlib from 'node:zlib'
 import { Agent } from 'undici'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
   BadRequestError,
@@ -24,7 +24,7 @@ import {
   type ClientOptions,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
-import { rejection, startLoopback, ZSTD, type Coding, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, ZSTD, type Coding, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -32,14 +32,8 @@ const CODINGS: Coding[] = ZSTD ? ['gzip', 'br', 'zstd'] : ['gzip', 'br']
 
 let server: LoopbackServer
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
-})
-beforeEach(() => {
-  server.clear()
+useLoopback((started) => {
+  server = started
 })
 
 function makeClient(extra: Partial<ClientOptions> = {}): ChatServiceClient {

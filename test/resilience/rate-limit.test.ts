@@ -4,10 +4,10 @@
  * it with withOptions) started after the 429 arrived waits until that second has passed; requests
  * already in flight go on and are not cancelled. Only lower bounds on arrival times are asserted.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, RateLimitError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
-import { rejection, startLoopback, until, type Arrival, type LoopbackServer } from '../helpers/loopback.ts'
+import { rejection, until, type Arrival, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
 
 /** Lower bound on the wait after a `retry-after: 1`, leaving 100 ms for clocks and scheduling. */
 const AT_LEAST_MS = 900
@@ -16,14 +16,10 @@ let server: LoopbackServer
 /** How many times each call (by its `x-call` header) has arrived. */
 let seen: Map<string, number>
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   seen = new Map()
   server.respond((request) => {
     const call = callOf(request)

@@ -8,7 +8,7 @@
  * scrubbed where it stands as a whole path segment, and is warned about at construction.
  */
 import { inspect } from 'node:util'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
   APITimeoutError,
@@ -19,7 +19,7 @@ import {
   type ClientOptions,
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, tokenResponse } from '../helpers/fixtures.ts'
-import { rejection, recordingLogger, startLoopback, type LoopbackServer, type RecordingLogger } from '../helpers/loopback.ts'
+import { rejection, recordingLogger, type LoopbackServer, type RecordingLogger, useLoopback } from '../helpers/loopback.ts'
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.cmVkYWN0aW9uLXRva2Vu.cmVkYWN0LXNpZ25hdHVyZQ'
 /** A secret with characters that percent-encoding (and form-encoding) change. */
@@ -27,14 +27,10 @@ const ODD_SECRET = 'ks+live/Q9v=X3 mR7€ü~!'
 
 let server: LoopbackServer
 
-beforeAll(async () => {
-  server = await startLoopback()
-})
-afterAll(async () => {
-  await server.close()
+useLoopback((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   echo404()
 })
 
