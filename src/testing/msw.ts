@@ -22,6 +22,34 @@ import { isFakeServerUrl } from './server-registry.ts'
 
 const { msw, experimental, interceptors } = loadMswPeers()
 
+// The kit's types (types only: its functions and values stay in chat-service-sdk/testing), so that
+// this entry's own types (createFakeHandlers takes a FakeChatService) stand alone: the same
+// declarations chat-service-sdk/testing exports.
+export type { FakeChatService } from './fake-service.ts'
+export type {
+  AgentRecord,
+  ApiKeySeed,
+  CompanySeed,
+  ConversationRecord,
+  ConversationSeed,
+  CustomerUserRecord,
+  CustomerUserSeed,
+  FakeChatServiceOptions,
+  FakeClientOptions,
+  FakeSeed,
+  FakeServerHandle,
+  FaultSpec,
+  FilterMatch,
+  MessageRecord,
+  MessageSeed,
+  RateLimitOptions,
+  RecordedRequest,
+  StoredCustomerUser,
+  TokenClaims,
+  UpdatedCustomerUserRecord,
+  VerifyTokenResult,
+} from './types.ts'
+
 /** Options of {@link createFakeHandlers}. */
 export interface FakeHandlersOptions {
   /**

@@ -163,7 +163,7 @@ export interface CompanySeed {
 
 /**
  * Data to load into the fake: companies, each with its keys and records.
- * Produced by {@link generateDataset} or written by hand.
+ * Produced by `generateDataset()` (chat-service-sdk/testing) or written by hand.
  */
 export interface FakeSeed {
   /** The companies, each with its API keys and records. */
