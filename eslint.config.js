@@ -4,7 +4,19 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'docs/', '.ci/', 'api/', 'bench/results/', 'test/docs/.snippets/', 'tsup.config.bundled_*'] },
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      'node_modules/',
+      'docs/',
+      '.ci/',
+      'api/',
+      'bench/results/',
+      'test/docs/.snippets/',
+      'tsup.config.bundled_*',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
