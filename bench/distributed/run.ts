@@ -201,9 +201,9 @@ try {
     const seed = generateDataset({ seed: 29, conversations: RATE.conversations, messages: RATE.messages })
     const rows: string[][] = []
     const counts = new Map<string, { refused: number[]; requests: number[]; wallMs: number[] }>()
-    for (const store of ['redis', 'off']) counts.set(store, { refused: [], requests: [], wallMs: [] })
+    for (const store of ['redis', 'fresh', 'off']) counts.set(store, { refused: [], requests: [], wallMs: [] })
     for (let round = 0; round < ROUNDS; round++) {
-      for (const store of rotate(['redis', 'off'], round)) {
+      for (const store of rotate(['redis', 'fresh', 'off'], round)) {
         const fake = createFakeChatService({
           seed,
           latencyMs: RATE.latencyMs,
@@ -219,7 +219,9 @@ try {
           REDIS_URL: redis.url,
           EXPORT_PREFIX: prefix,
           EXPORT_CONCURRENCY: String(PER_WORKER),
-          EXPORT_RATE_LIMIT_STORE: store,
+          // 'fresh': the same Redis store, read before every request (maxAgeMs 0).
+          EXPORT_RATE_LIMIT_STORE: store === 'off' ? 'off' : 'redis',
+          ...(store === 'fresh' ? { EXPORT_STORE_MAX_AGE_MS: '0' } : {}),
         }
         const workers = await startWorkers(env)
         await sleep(1_000) // the bucket full again after the workers' start
@@ -245,7 +247,11 @@ try {
     }
     for (const [store, figures] of counts) {
       rows.push([
-        store === 'redis' ? 'shared pause (Redis rateLimitStore)' : 'a pause per worker (no store)',
+        store === 'redis'
+          ? 'shared pause (Redis rateLimitStore, read every 100 ms)'
+          : store === 'fresh'
+            ? 'shared pause (Redis rateLimitStore, maxAgeMs 0: read before every request)'
+            : 'a pause per worker (no store)',
         fmtSpread(spread(figures.refused), 0),
         fmtSpread(spread(figures.requests), 0),
         fmtSpread(spread(figures.wallMs.map((ms) => ms / 1000)), 1),
@@ -256,6 +262,10 @@ try {
     const without = counts.get('off')!.refused
     out()
     out(`429s without the store / with it, per round: ${fmtSpread(spread(without.map((n, i) => n / Math.max(1, withStore[i]!))), 2, '×')}`)
+    const fresh = counts.get('fresh')!.refused
+    out(
+      `429s without the store / with it read before every request, per round: ${fmtSpread(spread(without.map((n, i) => n / Math.max(1, fresh[i]!))), 2, '×')}`,
+    )
   }
 } finally {
   await redis.stop()

@@ -78,6 +78,8 @@ export const settings = {
   stalledIntervalMs: number('EXPORT_STALLED_INTERVAL_MS', 30_000),
   /** `off` leaves the 429 pause to each process (to measure what the shared one saves). */
   sharedRateLimit: process.env['EXPORT_RATE_LIMIT_STORE'] !== 'off',
+  /** The store's `maxAgeMs`: how old the pause read from Redis may be (ms; default the SDK's 100; 0: read before every request). */
+  rateLimitStoreMaxAgeMs: process.env['EXPORT_STORE_MAX_AGE_MS'] === undefined ? undefined : number('EXPORT_STORE_MAX_AGE_MS', 100),
 }
 
 /** A Redis connection as BullMQ wants it (no retry limit per command: workers block on Redis). */

@@ -8,11 +8,13 @@ import type { RateLimitStore } from 'chat-service-sdk'
 const SET_LATER = `if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1])
   then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[1]) end`
 
-export function redisRateLimitStore(redis: Redis, key: string): RateLimitStore {
+/** `maxAgeMs`: how old a value read may be before the SDK reads it again (default 100 ms; 0: before every request). */
+export function redisRateLimitStore(redis: Redis, key: string, maxAgeMs?: number): RateLimitStore {
   return {
     get: async () => Number((await redis.get(key)) ?? 0), // ms since the epoch; 0: no pause
     set: async (untilEpochMs) => {
       await redis.eval(SET_LATER, 1, key, untilEpochMs)
     },
+    maxAgeMs,
   }
 }

@@ -20,7 +20,7 @@ import { exportShard, LOCK_LOST, STOPPING } from './shard-job.ts'
 
 const redis = connect()
 const client = new ChatServiceClient({
-  ...(settings.sharedRateLimit ? { rateLimitStore: redisRateLimitStore(redis, rateLimitKey()) } : {}),
+  ...(settings.sharedRateLimit ? { rateLimitStore: redisRateLimitStore(redis, rateLimitKey(), settings.rateLimitStoreMaxAgeMs) } : {}),
 })
 const say = (line: string): void => void process.stdout.write(`worker ${process.pid}: ${line}\n`)
 const options = {

@@ -24,8 +24,9 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
  *
  * What the SDK calls, and when:
  *
- * - `get()`: before an attempt, at most once every {@link RATE_LIMIT_STORE_REFRESH_MS} (100 ms)
- *   per client (and the clients derived from it), and never while an earlier `get()` is pending.
+ * - `get()`: before an attempt, at most once every `maxAgeMs` (default
+ *   {@link RATE_LIMIT_STORE_REFRESH_MS}, 100 ms; 0: before every attempt) per client (and the
+ *   clients derived from it), and never while an earlier `get()` is pending.
  *   Attempts made while a read runs wait for it, at most {@link RATE_LIMIT_STORE_GET_TIMEOUT_MS}
  *   (250 ms) from its start, then go on with what the process knows itself; attempts in between
  *   reads use the last value read, without waiting. A value in the past, or `0`, means no pause.
@@ -46,6 +47,15 @@ export interface RateLimitStore {
   get(): number | Promise<number>
   /** Records that the shared pause ends at `untilEpochMs` (ms since the epoch); ideally keeps the later of it and the stored value. */
   set(untilEpochMs: number): void | Promise<void>
+  /**
+   * How old the value last read may be before an attempt reads it again, in ms (0 to 60,000; default
+   * {@link RATE_LIMIT_STORE_REFRESH_MS}, 100). `0` reads it before every attempt (one read at a time:
+   * attempts that meet a read running share it): a 429 one process meets then stops the others'
+   * next requests, at the cost of one store round trip per request (about 0.1 to 0.3 ms for Redis
+   * on the same network). Workers that all push against the limit find it themselves within one
+   * round trip, faster than a 100 ms read would tell them; with `0` they learn it from the store first.
+   */
+  readonly maxAgeMs?: number | undefined
 }
 
 /** Least time between two reads (`get()`) of a {@link RateLimitStore} by one client, in ms: 100. */

@@ -73,14 +73,23 @@ const dispatcherSchema = z
   )
   .optional()
 
+/** A `RateLimitStore`'s `maxAgeMs`: absent, or a whole number of ms from 0 to 60,000. */
+function validMaxAge(value: unknown): boolean {
+  return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 60_000)
+}
+
 const rateLimitStoreSchema = z
   .custom<RateLimitStore>(
     (value) =>
       value !== null &&
       (typeof value === 'object' || typeof value === 'function') &&
       typeof (value as { get?: unknown }).get === 'function' &&
-      typeof (value as { set?: unknown }).set === 'function',
-    { message: 'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods' },
+      typeof (value as { set?: unknown }).set === 'function' &&
+      validMaxAge((value as { maxAgeMs?: unknown }).maxAgeMs),
+    {
+      message:
+        'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods, and maxAgeMs, if given, a whole number of ms from 0 to 60,000',
+    },
   )
   .optional()
 

@@ -5,7 +5,7 @@
  *
  * With a `rateLimitStore` the pause is also shared between processes: a 429 that extends the pause
  * writes its end to the store (`set`, not awaited), and attempts read the store (`get`) at most once
- * per {@link RATE_LIMIT_STORE_REFRESH_MS}, one read at a time; attempts that find a read running wait
+ * per the store's `maxAgeMs` (default {@link RATE_LIMIT_STORE_REFRESH_MS}; 0: before every attempt), one read at a time; attempts that find a read running wait
  * for it at most {@link RATE_LIMIT_STORE_GET_TIMEOUT_MS} from its start. In between, the last value
  * read is used without any await, so a client with a store costs one awaited read per 100 ms, not
  * one per request. A store that throws, rejects, hangs or answers nonsense is logged once and
@@ -42,6 +42,8 @@ export class RateLimitPause {
   /** The 429 that set {@link RateLimitPause.#until}. */
   #response: ReceivedResponse | undefined
   readonly #store: RateLimitStore | undefined
+  /** The store's `maxAgeMs`: how old the last value read may be before an attempt reads it again. */
+  readonly #maxAge: number
   /** The last valid value read from the store (ms since the epoch); 0 when none. */
   #storeUntil = 0
   /** `Date.now()` after which the store is read again. */
@@ -52,6 +54,7 @@ export class RateLimitPause {
 
   constructor(store?: RateLimitStore) {
     this.#store = store
+    this.#maxAge = store?.maxAgeMs ?? RATE_LIMIT_STORE_REFRESH_MS
   }
 
   /** The pause in force now, or `undefined` when new attempts may go (as far as this process knows). */
@@ -84,7 +87,7 @@ export class RateLimitPause {
       return undefined
     }
     if (now < this.#nextRead) return undefined
-    this.#nextRead = now + RATE_LIMIT_STORE_REFRESH_MS
+    this.#nextRead = now + this.#maxAge
     let answer: PromiseLike<unknown>
     try {
       const value: unknown = this.#store.get()
@@ -110,7 +113,7 @@ export class RateLimitPause {
         .finally(() => {
           if (this.#pending === read) this.#pending = undefined
           // The next read is counted from when this one answered.
-          this.#nextRead = Date.now() + RATE_LIMIT_STORE_REFRESH_MS
+          this.#nextRead = Date.now() + this.#maxAge
         })
         // Never rejects (waiters do not handle rejections): nothing above throws, but a store error
         // whose message getter throws must not become an unhandled rejection either.

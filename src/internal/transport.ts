@@ -132,7 +132,7 @@ export class Transport {
    * After a 429, every new attempt of this client (and of clients derived from it) waits until the
    * service's `Retry-After` (else the backoff) has passed, instead of each finding the limit on its
    * own; attempts already in flight go on. With a `rateLimitStore`, a 429 that extends the pause is
-   * written to it and the pause also holds what the store says (read at most every 100 ms; see
+   * written to it and the pause also holds what the store says (read at most every maxAgeMs; see
    * `rate-limit.ts`), so a 429 another process met pauses this one. With `rateLimitPause: 'fail'` a call that meets the pause
    * is refused instead. With `totalTimeout`, every attempt and every wait fits in the call's
    * deadline, and a wait that cannot end inside it is not started.
@@ -156,7 +156,7 @@ export class Transport {
     let lastError: ChatServiceError | undefined
 
     for (let attempt = 1; ; attempt++) {
-      // 1. The client-wide pause: this process's, and the store's (read at most every 100 ms, and
+      // 1. The client-wide pause: this process's, and the store's (read at most every maxAgeMs, and
       // waited for at most 250 ms; without a store, or between reads, nothing is awaited). Looked
       // at again after a wait: another 429, here or elsewhere, may have made it longer.
       for (;;) {

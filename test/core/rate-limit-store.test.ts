@@ -136,6 +136,28 @@ describe('two clients sharing a store', () => {
   })
 })
 
+describe('maxAgeMs', () => {
+  it('0: the store is read before every attempt, so a pause another process has just set stops the very next call', async () => {
+    const store = Object.assign(memoryStore('async'), { maxAgeMs: 0 })
+    const a = makeClient({ rateLimitStore: store })
+    for (let i = 0; i < 5; i++) await a.agents.list()
+    expect(store.gets).toBe(5)
+    store.value = Date.now() + 1_000 // another process's 429, a moment ago
+    const sent = server.arrivals.length
+    const started = performance.now()
+    await a.agents.list()
+    expect(server.arrivals).toHaveLength(sent + 1)
+    expect(server.arrivals.at(-1)!.at - started).toBeGreaterThanOrEqual(900)
+  })
+
+  it('a longer maxAgeMs reads it less often', async () => {
+    const store = Object.assign(memoryStore('sync'), { maxAgeMs: 60_000 })
+    const client = makeClient({ rateLimitStore: store })
+    for (let i = 0; i < 10; i++) await client.agents.list()
+    expect(store.gets).toBe(1)
+  })
+})
+
 describe('a pause known only from the store', () => {
   it("rateLimitPause: 'fail' rejects with a RateLimitError that says the pause came from the shared store, nothing sent", async () => {
     const store = memoryStore('async', Date.now() + 5_000)
@@ -298,16 +320,19 @@ describe('a store that fails never fails a call', () => {
 })
 
 describe('validation', () => {
-  it.each([
+  it.each<[string, unknown]>([
     ['an empty object', {}],
     ['get not a function', { get: 1, set: () => undefined }],
     ['no set', { get: () => 0 }],
     ['a string', 'redis://localhost'],
     ['null', null],
+    ['with a negative maxAgeMs', { get: () => 0, set: () => undefined, maxAgeMs: -1 }],
+    ['with a maxAgeMs that is not a whole number', { get: () => 0, set: () => undefined, maxAgeMs: 0.5 }],
+    ['with a maxAgeMs over 60,000', { get: () => 0, set: () => undefined, maxAgeMs: 60_001 }],
   ])('a rateLimitStore that is %s: RequestValidationError at construction', (_name, store) => {
     const error = (() => {
       try {
-        makeClient({ rateLimitStore: store as unknown as RateLimitStore })
+        makeClient({ rateLimitStore: store as RateLimitStore })
       } catch (caught) {
         return caught
       }
