@@ -27,26 +27,5 @@ import {} from '../engine-check.ts' // first: refuses an unsupported Node.js (se
 export { createFakeChatService, type FakeChatService } from './fake-service.ts'
 export { generateDataset, mulberry32, type GenerateDatasetOptions } from './dataset.ts'
 export { WARNING_HEADER } from './invisible-body.ts'
-export type {
-  AgentRecord,
-  ApiKeySeed,
-  CompanySeed,
-  ConversationRecord,
-  ConversationSeed,
-  CustomerUserRecord,
-  CustomerUserSeed,
-  FakeChatServiceOptions,
-  FakeClientOptions,
-  FakeSeed,
-  FakeServerHandle,
-  FaultSpec,
-  FilterMatch,
-  MessageRecord,
-  MessageSeed,
-  RateLimitOptions,
-  RecordedRequest,
-  StoredCustomerUser,
-  TokenClaims,
-  UpdatedCustomerUserRecord,
-  VerifyTokenResult,
-} from './types.ts'
+// types.ts holds the kit's public types and nothing else: every one of them is exported.
+export type * from './types.ts'

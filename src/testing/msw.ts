@@ -26,29 +26,7 @@ const { msw, experimental, interceptors } = loadMswPeers()
 // this entry's own types (createFakeHandlers takes a FakeChatService) stand alone: the same
 // declarations chat-service-sdk/testing exports.
 export type { FakeChatService } from './fake-service.ts'
-export type {
-  AgentRecord,
-  ApiKeySeed,
-  CompanySeed,
-  ConversationRecord,
-  ConversationSeed,
-  CustomerUserRecord,
-  CustomerUserSeed,
-  FakeChatServiceOptions,
-  FakeClientOptions,
-  FakeSeed,
-  FakeServerHandle,
-  FaultSpec,
-  FilterMatch,
-  MessageRecord,
-  MessageSeed,
-  RateLimitOptions,
-  RecordedRequest,
-  StoredCustomerUser,
-  TokenClaims,
-  UpdatedCustomerUserRecord,
-  VerifyTokenResult,
-} from './types.ts'
+export type * from './types.ts'
 
 /** Options of {@link createFakeHandlers}. */
 export interface FakeHandlersOptions {
