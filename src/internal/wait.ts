@@ -9,28 +9,14 @@
 
 /** Resolves after `ms`; rejects with `signal.reason` as soon as `signal` aborts (at once if it has). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason as Error)
-      return
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer)
-      reject(signal.reason as Error)
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
+  return waitFor(undefined, ms, signal)
 }
 
 /**
- * Resolves when `settled` does or after `ms`, whichever comes first; rejects with `signal.reason`
- * as soon as `signal` aborts. `settled` must never reject.
+ * Resolves when `settled` does (if given) or after `ms`, whichever comes first; rejects with
+ * `signal.reason` as soon as `signal` aborts (at once if it has). `settled` must never reject.
  */
-export function waitFor(settled: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+export function waitFor(settled: Promise<void> | undefined, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason as Error)
@@ -47,6 +33,6 @@ export function waitFor(settled: Promise<void>, ms: number, signal: AbortSignal)
     }
     const timer = setTimeout(done, ms)
     signal.addEventListener('abort', onAbort, { once: true })
-    void settled.then(done)
+    if (settled !== undefined) void settled.then(done)
   })
 }
