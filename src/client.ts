@@ -227,7 +227,7 @@ export class ChatServiceClient implements AsyncDisposable {
    * after a 429, new attempts wait until then (or, with `rateLimitPause: 'fail'`, are refused with
    * RateLimitError); requests already in flight go on. With a `rateLimitStore`, this includes the
    * store's value as last read (reading this property does not read the store: calls do, at most
-   * every 100 ms).
+   * every `maxAgeMs` of the store, 100 ms unless it says otherwise).
    */
   get rateLimitedUntil(): Date | undefined {
     const until = this.#transport.rateLimitedUntil

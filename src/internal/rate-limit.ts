@@ -72,8 +72,8 @@ export class RateLimitPause {
   }
 
   /**
-   * Before an attempt: reads the store when the last read is older than
-   * {@link RATE_LIMIT_STORE_REFRESH_MS}, and returns what the attempt should wait for before
+   * Before an attempt: reads the store when the last read is older than the store's `maxAgeMs`
+   * (default {@link RATE_LIMIT_STORE_REFRESH_MS}), and returns what the attempt should wait for before
    * looking at {@link RateLimitPause.state}: a read running (settles when it has answered or its
    * 250 ms are up, whichever comes first), or `undefined` (no store, a fresh value, a sync answer,
    * or a read past its bound): no await at all.

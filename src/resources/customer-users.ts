@@ -238,7 +238,7 @@ function refuseProtoKeys(when: 'read' | 'write'): (metadata: unknown, ctx: z.Ref
   const message =
     when === 'write'
       ? 'a "__proto__" key cannot go through a withMetadata schema (zod drops it from its output): refused rather than lost'
-      : 'a "__proto__" key cannot go through a withMetadata schema (zod drops it from its output, and the next write would erase it): read this user without withMetadata, or with responseValidation: \'warn\' (returned as sent)'
+      : 'a "__proto__" key cannot go through a withMetadata schema (zod drops it from its output, and the next write would erase it): read this user without withMetadata, which returns metadata as sent'
   return (metadata, ctx) => {
     for (const path of keyPaths(metadata, (key) => key === '__proto__', [])) ctx.addIssue({ code: 'custom', path, message })
   }
