@@ -22,7 +22,7 @@ import {
 } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, customerUser, pagination, updatedUser } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, until } from '../helpers/loopback.ts'
-import { guardProcess, json, response, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { json, response, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 /** The deepest metadata you can send, and (4 levels more, for the envelope) the deepest response read. */
 const MAX_DEPTH = 256
@@ -33,7 +33,8 @@ const TOO_DEEP = `[nested more than ${MAX_RESPONSE_DEPTH} levels deep: not shown
 
 let server: HostileServer
 let client: ChatServiceClient
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 const failures: unknown[] = []
 const subscribers = {
   start: () => undefined,
@@ -55,15 +56,11 @@ afterAll(async () => {
 beforeEach(() => {
   server.clear()
   failures.length = 0
-  guard = guardProcess()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
 })
 afterEach(async () => {
   await client.close()
   await until(() => server.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
-  expect(guard.pollution()).toEqual([])
   // What the tracing channel saw failing is what the caller saw: typed errors only.
   for (const failure of failures) expect(failure).toBeInstanceOf(ChatServiceError)
 })

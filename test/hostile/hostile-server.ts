@@ -13,6 +13,7 @@
  */
 import { once } from 'node:events'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { afterEach, beforeEach, expect } from 'vitest'
 
 /** One request as it arrived. */
 export interface RawRequest {
@@ -219,6 +220,27 @@ export interface ProcessGuard {
   pollution(): string[]
   /** Stops listening. */
   stop(): void
+}
+
+/**
+ * A {@link guardProcess} around each test of the file that calls it (at its top level, before its
+ * own hooks): after the test, and after the file's own `afterEach` (which closes its clients and
+ * servers), the guard must have seen no uncaught exception, no unhandled rejection and no
+ * prototype pollution.
+ */
+export function useProcessGuard(): void {
+  let guard: ProcessGuard | undefined
+  beforeEach(() => {
+    guard = guardProcess()
+  })
+  afterEach(() => {
+    const ended = guard
+    guard = undefined
+    if (ended === undefined) return
+    ended.stop()
+    expect(ended.problems).toEqual([])
+    expect(ended.pollution()).toEqual([])
+  })
 }
 
 /**

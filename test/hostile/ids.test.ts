@@ -13,11 +13,12 @@ import * as z from 'zod'
 import { ChatServiceClient, RequestValidationError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, message, updatedUser } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { guardProcess, json, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 
 /** What a WHATWG-URL router makes of a request target: its resolved path segments, decoded. */
 function routed(target: string): string[] {
@@ -48,14 +49,10 @@ afterAll(async () => {
 })
 beforeEach(() => {
   server.clear()
-  guard = guardProcess()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
 })
 afterEach(async () => {
   await client.close()
-  guard.stop()
-  expect(guard.problems).toEqual([])
-  expect(guard.pollution()).toEqual([])
 })
 
 const DOT_SEGMENTS = ['.', '..'] as const

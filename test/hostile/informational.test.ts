@@ -12,11 +12,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { APIConnectionError, ChatServiceClient } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination, updatedUser } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { guardProcess, json, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 
 const agentsPage = (): Record<string, unknown> => ({ data: [agent(1)], pagination: pagination(1, 20, 1) })
 
@@ -28,14 +29,11 @@ afterAll(async () => {
 })
 beforeEach(() => {
   server.clear()
-  guard = guardProcess()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET }) // default retries
 })
 afterEach(async () => {
   await client.close()
   await until(() => server.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
 })
 
 describe('an unsolicited 100 Continue before the answer', () => {

@@ -15,10 +15,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { APITimeoutError, ChatServiceClient, type ClientOptions } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { guardProcess, json, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 let server: HostileServer
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 const clients: ChatServiceClient[] = []
 const page = (): Record<string, unknown> => ({ data: [agent(1)], pagination: pagination(1, 20, 1) })
 
@@ -30,13 +31,10 @@ afterAll(async () => {
 })
 beforeEach(() => {
   server.clear()
-  guard = guardProcess()
 })
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close()
   await until(() => server.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
 })
 
 function makeClient(options: Partial<ClientOptions>): ChatServiceClient {

@@ -7,22 +7,15 @@
  * `listAll` and `listNew` also read a conversation listed twice once, and refuse messages of
  * another conversation and conversation ids that cannot be a path segment.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, ResponseValidationError, type Message } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, conversation, message } from '../helpers/fixtures.ts'
-import {
-  guardProcess,
-  json,
-  startHostileServer,
-  targetOf,
-  type HostileServer,
-  type ProcessGuard,
-  type RawRequest,
-} from './hostile-server.ts'
+import { json, startHostileServer, targetOf, type HostileServer, type RawRequest, useProcessGuard } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 
 /** What the service answers a list request with, given the page and limit asked. */
 type Lie = (
@@ -43,14 +36,9 @@ async function serve(lie: Lie): Promise<void> {
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
 }
 
-beforeEach(() => {
-  guard = guardProcess()
-})
 afterEach(async () => {
   await client.close()
   await server.close()
-  guard.stop()
-  expect(guard.problems).toEqual([])
 })
 
 /** Runs an iteration to its end; returns how many items it yielded and what it threw. */

@@ -14,12 +14,13 @@ import * as z from 'zod'
 import { ChatServiceClient, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, until, type RecordingLogger } from '../helpers/loopback.ts'
-import { guardProcess, json, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
 let logger: RecordingLogger
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 
 /** A stored user's metadata as JSON text: `__proto__` written as a key (JSON.stringify of a literal would set the prototype instead). */
 const STORED = '{"plan":"pro","__proto__":{"polluted":true},"deep":{"tags":["a"],"__proto__":{"polluted":true}}}'
@@ -52,16 +53,12 @@ afterAll(async () => {
 })
 beforeEach(() => {
   server.clear()
-  guard = guardProcess()
   logger = recordingLogger()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logger })
 })
 afterEach(async () => {
   await client.close()
   await until(() => server.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
-  expect(guard.pollution()).toEqual([])
   expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
 })
 

@@ -14,13 +14,14 @@ import { Agent, interceptors, RedirectHandler, type Dispatcher } from 'undici'
 import { APIConnectionError, APIError, ChatServiceClient } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination, updatedUser } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { DESTROY, guardProcess, json, response, startHostileServer, type HostileServer, type ProcessGuard } from './hostile-server.ts'
+import { DESTROY, json, response, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
 
 /** The service, answering every request with a redirect to `elsewhere`. */
 let service: HostileServer
 /** The other origin: records anything it receives, and answers as the service would (so a followed redirect would succeed). */
 let elsewhere: HostileServer
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 const dispatchers: Dispatcher[] = []
 const clients: ChatServiceClient[] = []
 
@@ -37,14 +38,11 @@ afterAll(async () => {
 beforeEach(() => {
   service.clear()
   elsewhere.clear()
-  guard = guardProcess()
 })
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close()
   for (const dispatcher of dispatchers.splice(0)) await dispatcher.close()
   await until(() => service.open === 0 && elsewhere.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
 })
 
 /** A client over `dispatcher` (the caller's), default retries. */

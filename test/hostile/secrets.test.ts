@@ -22,15 +22,7 @@ import {
 } from 'chat-service-sdk'
 import { KEY_ID, agent, pagination, tokenResponse } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, until, type RecordingLogger } from '../helpers/loopback.ts'
-import {
-  guardProcess,
-  json,
-  response,
-  startHostileServer,
-  type HostileServer,
-  type ProcessGuard,
-  type RawResponder,
-} from './hostile-server.ts'
+import { json, response, startHostileServer, type HostileServer, type RawResponder, useProcessGuard } from './hostile-server.ts'
 
 /** A key secret with every character that an encoding changes: `"` `\` `+` `/` `=` space `%` `&`, non-ASCII and astral. */
 const SECRET = 'ks_live_Q9"vX3\\mR7+pL2/wT8=nB5 cY1%41&amp;€ü😀~'
@@ -43,7 +35,8 @@ const MIN_FRAGMENT = 8
 const ERROR_BODY_CAP = 64 * 1024
 
 let server: HostileServer
-let guard: ProcessGuard
+// Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
+useProcessGuard()
 const clients: ChatServiceClient[] = []
 const traces: RequestTrace[] = []
 const subscribers = {
@@ -66,14 +59,10 @@ afterAll(async () => {
 beforeEach(() => {
   server.clear()
   traces.length = 0
-  guard = guardProcess()
 })
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()))
   await until(() => server.open === 0)
-  guard.stop()
-  expect(guard.problems).toEqual([])
-  expect(guard.pollution()).toEqual([])
 })
 
 function makeClient(keySecret: string, respond: RawResponder): { client: ChatServiceClient; logger: RecordingLogger } {
