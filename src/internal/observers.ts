@@ -27,8 +27,15 @@ export function observersOf(
   redactor: Redactor,
   trace: RequestTrace | undefined,
 ): AttemptObserver {
-  const path = redactor.redact(request.path)
-  const where = `${request.method} ${path}`
+  // The path as logs show it, made when a line is first written: most calls write none, and the
+  // redactor's scan of the path showed in every call's profile.
+  let shown: { readonly path: string; readonly where: string } | undefined
+  const show = (): { readonly path: string; readonly where: string } => {
+    if (shown !== undefined) return shown
+    const path = redactor.redact(request.path)
+    shown = { path, where: `${request.method} ${path}` }
+    return shown
+  }
   return {
     attempted(attempt, outcome, durationMs) {
       if (trace !== undefined) {
@@ -39,6 +46,7 @@ export function observersOf(
         if (requestId !== undefined) trace.requestId = requestId
       }
       if (!log.enabled('debug')) return
+      const { path, where } = show()
       const status = outcome.ok ? outcome.response.status : undefined
       log.log('debug', `${where} → ${status ?? describeOutcome(outcome)} in ${Math.round(durationMs)} ms (attempt ${attempt})`, {
         method: request.method,
@@ -49,6 +57,7 @@ export function observersOf(
       })
     },
     retrying(attempt, outcome, delayMs, maxRetries) {
+      const { path, where } = show()
       log.log('info', `${where}: ${describeOutcome(outcome)}; retrying in ${delayMs} ms (retry ${attempt} of ${maxRetries})`, {
         method: request.method,
         path,
@@ -57,7 +66,7 @@ export function observersOf(
       })
     },
     waitTooLong() {
-      log.log('warn', `${where}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
+      log.log('warn', `${show().where}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
     },
   }
 }
