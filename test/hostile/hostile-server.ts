@@ -13,7 +13,7 @@
  */
 import { once } from 'node:events'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
-import { afterEach, beforeEach, expect } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest'
 
 /** One request as it arrived. */
 export interface RawRequest {
@@ -220,6 +220,24 @@ export interface ProcessGuard {
   pollution(): string[]
   /** Stops listening. */
   stop(): void
+}
+
+/**
+ * One hostile server for the test file that calls it: started before its tests (`started` receives
+ * it), its requests and responder cleared before each test, closed after the file.
+ */
+export function useHostileServer(started: (server: HostileServer) => void): void {
+  let server: HostileServer | undefined
+  beforeAll(async () => {
+    server = await startHostileServer()
+    started(server)
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+  beforeEach(() => {
+    server?.clear()
+  })
 }
 
 /**

@@ -8,11 +8,11 @@
  * says the request may have been processed; it is not retried (that would only repeat the request
  * to the service and fail again).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APIConnectionError, ChatServiceClient } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination, updatedUser } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
+import { json, type HostileServer, useProcessGuard, useHostileServer } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
@@ -21,14 +21,10 @@ useProcessGuard()
 
 const agentsPage = (): Record<string, unknown> => ({ data: [agent(1)], pagination: pagination(1, 20, 1) })
 
-beforeAll(async () => {
-  server = await startHostileServer()
-})
-afterAll(async () => {
-  await server.close()
+useHostileServer((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET }) // default retries
 })
 afterEach(async () => {

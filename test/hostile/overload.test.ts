@@ -11,11 +11,11 @@
  * assert how many requests it received (`npm run overload` prints the figure at full scale).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { APITimeoutError, ChatServiceClient, type ClientOptions } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, pagination } from '../helpers/fixtures.ts'
 import { rejection, until } from '../helpers/loopback.ts'
-import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
+import { json, type HostileServer, useProcessGuard, useHostileServer } from './hostile-server.ts'
 
 let server: HostileServer
 // Around each test, after this file's own hooks: no uncaught error, unhandled rejection or pollution.
@@ -23,14 +23,8 @@ useProcessGuard()
 const clients: ChatServiceClient[] = []
 const page = (): Record<string, unknown> => ({ data: [agent(1)], pagination: pagination(1, 20, 1) })
 
-beforeAll(async () => {
-  server = await startHostileServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-beforeEach(() => {
-  server.clear()
+useHostileServer((started) => {
+  server = started
 })
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close()

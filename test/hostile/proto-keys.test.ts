@@ -9,12 +9,12 @@
  * `responseValidation: 'warn'` that user is returned as sent, the key kept). Outside metadata a
  * typed read keeps it, as an untyped read does. Nothing pollutes a prototype on the way.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as z from 'zod'
 import { ChatServiceClient, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, until, type RecordingLogger } from '../helpers/loopback.ts'
-import { json, startHostileServer, type HostileServer, useProcessGuard } from './hostile-server.ts'
+import { json, type HostileServer, useProcessGuard, useHostileServer } from './hostile-server.ts'
 
 let server: HostileServer
 let client: ChatServiceClient
@@ -45,14 +45,10 @@ const schemas: [string, z.ZodType][] = [
 /** The own keys of `value`, `__proto__` included. */
 const own = (value: unknown): string[] => Object.keys(value as object)
 
-beforeAll(async () => {
-  server = await startHostileServer()
-})
-afterAll(async () => {
-  await server.close()
+useHostileServer((started) => {
+  server = started
 })
 beforeEach(() => {
-  server.clear()
   logger = recordingLogger()
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logger })
 })
