@@ -89,9 +89,10 @@ describe("vitest's fake timers reach the SDK's waits", () => {
     vi.useFakeTimers({ now: Date.UTC(2030, 0, 1) })
     fake.failNext(1, { status: 429, headers: { 'retry-after': '30' } })
 
-    const refused = client.agents.list({}, { maxRetries: 0 })
+    // The expectation is attached at once: the call may reject before the 429 is seen to arrive.
+    const refused = expect(client.agents.list({}, { maxRetries: 0 })).rejects.toBeInstanceOf(RateLimitError)
     await realIo(() => fake.requests.length === 1)
-    await expect(refused).rejects.toBeInstanceOf(RateLimitError)
+    await refused
     expect(client.rateLimitedUntil).toEqual(new Date(Date.UTC(2030, 0, 1) + 30_000))
 
     const later = client.agents.list()
