@@ -2,7 +2,9 @@
 // the backoff after a 503) run on the global setTimeout, so a user's vi.useFakeTimers() reaches
 // them and a 20 s Retry-After takes as long as the test advances its clock, not 20 s.
 // As a user writes it: the fake in listen mode, faults queued with failNext, vitest's fake timers
-// with their defaults.
+// as TESTING.md says: every timer faked except setImmediate. undici waits one setImmediate before it
+// writes a request on an idle kept-alive connection; with that faked too, the request waits until
+// the server closes the idle connection (5 s on Node's http server) and goes on a new one.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ChatServiceClient, RateLimitError } from 'chat-service-sdk'
 import { createFakeChatService, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
@@ -50,11 +52,23 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   )
 }
 
-/** Lets real I/O (the loopback server, the client's socket) go on while the fake clock stands still, until `done()` (at most 10 s). */
+/** The real clock, kept before any test fakes `performance`. */
+const realNow = performance.now.bind(performance)
+
+/** As TESTING.md recommends: every timer faked but setImmediate (undici's own wait before it reuses a connection). */
+const fakeTimers = (options: { now?: number } = {}): void => {
+  vi.useFakeTimers({ ...options, toNotFake: ['setImmediate', 'clearImmediate'] })
+}
+
+/**
+ * Lets real I/O (the loopback server, the client's socket) go on while the fake clock stands still,
+ * until `done()`. At most 3 s of real time: a loopback request takes milliseconds, and a request
+ * stalled on a faked setImmediate would wait for the server's 5 s keep-alive timeout.
+ */
 async function realIo(done: () => boolean): Promise<void> {
-  const started = performance.now()
+  const started = realNow()
   while (!done()) {
-    if (performance.now() - started > 10_000) throw new Error(`still waiting after 10 s of real time: ${done.toString()}`)
+    if (realNow() - started > 3_000) throw new Error(`still waiting after 3 s of real time: ${done.toString()}`)
     await realDelay(2)
   }
 }
@@ -66,7 +80,7 @@ describe("vitest's fake timers reach the SDK's waits", () => {
   it('a 429 with Retry-After: 20 is waited out by advancing the fake clock 20 s, not by sleeping', async () => {
     const { fake, client } = await start()
     fake.failNext(1, { status: 429, headers: { 'retry-after': '20' } })
-    vi.useFakeTimers()
+    fakeTimers()
 
     const call = client.agents.list()
     await realIo(() => client.rateLimitedUntil !== undefined) // the 429 has come back: the retry waits
@@ -86,7 +100,7 @@ describe("vitest's fake timers reach the SDK's waits", () => {
 
   it('the client-wide 429 pause holds later calls until the fake clock passes it; rateLimitedUntil follows the fake Date', async () => {
     const { fake, client } = await start()
-    vi.useFakeTimers({ now: Date.UTC(2030, 0, 1) })
+    fakeTimers({ now: Date.UTC(2030, 0, 1) })
     fake.failNext(1, { status: 429, headers: { 'retry-after': '30' } })
 
     // The expectation is attached at once: the call may reject before the 429 is seen to arrive.
@@ -108,7 +122,7 @@ describe("vitest's fake timers reach the SDK's waits", () => {
   it('the backoff between retries of a 503 is on the fake clock too', async () => {
     const { fake, client, retries } = await start()
     fake.failNext(2, { status: 503 })
-    vi.useFakeTimers()
+    fakeTimers()
 
     const call = client.agents.list()
     // Each retry is logged at info as its wait starts, with the wait's length (full-jitter backoff).
@@ -121,6 +135,7 @@ describe("vitest's fake timers reach the SDK's waits", () => {
     await vi.advanceTimersByTimeAsync(first)
     await realIo(() => retries.length === 2)
     await vi.advanceTimersByTimeAsync(delayOf(retries[1]))
+    await realIo(() => fake.requests.length === 3)
     await expect(call).resolves.toBeDefined()
     expect(fake.requests.map((r) => r.status)).toEqual([503, 503, 200])
   })
