@@ -100,13 +100,17 @@ export async function startRedis(): Promise<RunningRedis> {
       if (attempt < 3) continue // the port was taken in between
       throw error
     }
+    // A server left behind by a test that failed must not outlive it.
+    const killOnExit = (): void => {
+      child.kill('SIGKILL')
+    }
+    process.once('exit', killOnExit)
     const stop = async (): Promise<void> => {
+      process.off('exit', killOnExit)
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill('SIGTERM')
       await exited
     }
-    // A server left behind by a test that failed must not outlive it.
-    process.once('exit', () => child.kill('SIGKILL'))
     return { url: `redis://127.0.0.1:${port}`, port, stop }
   }
 }

@@ -128,6 +128,7 @@ describe('every snippet runs against the fake', () => {
   afterAll(async () => {
     process.chdir(saved.cwd)
     process.env = saved.env
+    for (const name of ['client', 'conversationId', 'redis']) Reflect.deleteProperty(globalThis, name)
     rmSync(cwd, { recursive: true, force: true })
     await server.close()
   })

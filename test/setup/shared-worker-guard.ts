@@ -1,0 +1,116 @@
+// The suite runs with `isolate: false` (vitest.config.ts): the test files that one worker runs share
+// its process and its module cache, which halves the suite's CPU time. The price is that a file can
+// leave something behind for the files after it. This setup file (run before every test file)
+// notes what a file could leave, and after the file's last hook fails that file, by name, if it left
+// any of it:
+//
+// - environment variables set, changed or removed (names only: values may be secrets);
+// - the working directory;
+// - fake timers still installed;
+// - globals added or removed (string keys; a module's own symbol-keyed caches are allowed);
+// - listeners on `process` for its error, warning, exit and signal events;
+// - node:http, node:https, node:net or fetch replaced (msw's interceptors) and not restored, and
+//   undici's global dispatcher replaced;
+// - console methods replaced;
+// - servers left listening.
+//
+// vi.stubEnv and vi.stubGlobal are undone before each test (vitest's `unstubEnvs`, `unstubGlobals`)
+// and here after the file's last one.
+import http from 'node:http'
+import https from 'node:https'
+import net from 'node:net'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { getGlobalDispatcher } from 'undici'
+import { afterAll, beforeAll, vi } from 'vitest'
+
+const PROCESS_EVENTS = ['unhandledRejection', 'uncaughtException', 'warning', 'exit', 'beforeExit', 'SIGINT', 'SIGTERM'] as const
+
+interface Shared {
+  readonly env: Record<string, string | undefined>
+  readonly cwd: string
+  readonly globals: ReadonlySet<string>
+  readonly listeners: Readonly<Record<string, number>>
+  readonly functions: ReadonlyMap<string, unknown>
+  readonly dispatcher: unknown
+  readonly servers: number
+}
+
+/** Functions that a test may replace for a while and must put back: [name, owner, key]. */
+const REPLACEABLE: readonly (readonly [string, object, string])[] = [
+  ['http.request', http, 'request'],
+  ['http.get', http, 'get'],
+  ['https.request', https, 'request'],
+  ['https.get', https, 'get'],
+  ['net.connect', net, 'connect'],
+  ['net.createConnection', net, 'createConnection'],
+  ['net.Socket.prototype.connect', net.Socket.prototype, 'connect'],
+  ['net.Socket.prototype.write', net.Socket.prototype, 'write'],
+  ['globalThis.fetch', globalThis, 'fetch'],
+  ...(['log', 'info', 'warn', 'error', 'debug'] as const).map((key) => [`console.${key}`, console, key] as const),
+  ['process.emitWarning', process, 'emitWarning'],
+]
+
+function replaceable(): Map<string, unknown> {
+  return new Map(REPLACEABLE.map(([name, owner, key]) => [name, Reflect.get(owner, key)]))
+}
+
+function listeningServers(): number {
+  return process.getActiveResourcesInfo().filter((kind) => kind === 'TCPServerWrap' || kind === 'PipeServerWrap').length
+}
+
+function snapshot(): Shared {
+  return {
+    env: { ...process.env },
+    cwd: process.cwd(),
+    globals: new Set(Object.getOwnPropertyNames(globalThis)),
+    listeners: Object.fromEntries(PROCESS_EVENTS.map((event) => [event, process.listenerCount(event)])),
+    functions: replaceable(),
+    dispatcher: getGlobalDispatcher(),
+    servers: listeningServers(),
+  }
+}
+
+/** What differs between `before` and `after`, one line each. */
+function leftBehind(before: Shared, after: Shared): string[] {
+  const left: string[] = []
+  const names = new Set([...Object.keys(before.env), ...Object.keys(after.env)])
+  const env = [...names].filter((name) => before.env[name] !== after.env[name])
+  if (env.length > 0) left.push(`environment variables set, changed or removed: ${env.join(', ')}`)
+  if (after.cwd !== before.cwd) left.push(`the working directory: ${after.cwd} (was ${before.cwd})`)
+  if (vi.isFakeTimers()) left.push('fake timers (call vi.useRealTimers())')
+  const added = [...after.globals].filter((name) => !before.globals.has(name))
+  const removed = [...before.globals].filter((name) => !after.globals.has(name))
+  if (added.length > 0) left.push(`globals added: ${added.join(', ')}`)
+  if (removed.length > 0) left.push(`globals removed: ${removed.join(', ')}`)
+  for (const event of PROCESS_EVENTS) {
+    const count = after.listeners[event] ?? 0
+    if (count !== before.listeners[event]) left.push(`process '${event}' listeners: ${count} (were ${before.listeners[event] ?? 0})`)
+  }
+  for (const [name, fn] of after.functions) if (fn !== before.functions.get(name)) left.push(`${name} replaced`)
+  if (after.dispatcher !== before.dispatcher) left.push("undici's global dispatcher replaced (setGlobalDispatcher)")
+  if (after.servers > before.servers) left.push(`servers still listening: ${after.servers - before.servers}`)
+  return left
+}
+
+let before: Shared | undefined
+
+beforeAll(() => {
+  before = snapshot()
+})
+
+// Registered before the file's own hooks, so (hooks run as a stack) it runs after all of them.
+afterAll(async () => {
+  if (before === undefined) return
+  vi.unstubAllEnvs()
+  vi.unstubAllGlobals()
+  // A server closed in the file's last hook lets go of its handle in the event loop's close phase,
+  // which comes after setImmediate's: a few turns (node:timers/promises, which fake timers left
+  // installed do not reach).
+  for (let turn = 0; turn < 10 && listeningServers() > before.servers; turn++) await nextTurn()
+  const left = leftBehind(before, snapshot())
+  if (left.length > 0) {
+    throw new Error(
+      `This test file left behind, for the next files of its worker (the suite runs with isolate: false; see test/setup/shared-worker-guard.ts):\n- ${left.join('\n- ')}`,
+    )
+  }
+})
