@@ -7,7 +7,14 @@
  * @module
  */
 import {} from '../engine-check.ts' // first: refuses an unsupported Node.js with one clear line
+import { enableCompileCache } from 'node:module'
 import { main } from './main.ts'
+
+// Before a command loads the SDK, undici and zod (most of its start-up): Node.js keeps their
+// compiled code on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE; off with
+// NODE_DISABLE_COMPILE_CACHE=1), so each later run compiles none of it again, as `tsc` does. A
+// directory that cannot be written (a read-only file system) only means no cache: it never throws.
+enableCompileCache()
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -3,7 +3,7 @@
 // piping, --max-items, terminals, exit statuses and messages, and never a secret in the output.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
@@ -72,6 +72,26 @@ describe('the package ships the command', () => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     const [code] = (await once(child, 'close')) as [number]
     expect({ code, stdout }).toEqual({ code: 0, stdout: `chat-service ${VERSION}\n` })
+  })
+})
+
+describe('start-up', () => {
+  // The bin turns Node.js's compile cache on itself, in os.tmpdir() (TMPDIR): NODE_COMPILE_CACHE
+  // would turn it on without the bin, so these tests set TMPDIR only.
+  it("a command leaves Node.js's compiled code of what it loaded (the SDK, undici, zod) in os.tmpdir(), for the next run", async () => {
+    const tmp = join(installed.dir, 'tmp')
+    mkdirSync(tmp)
+    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], { env: { TMPDIR: tmp } })
+    expect(ran.code).toBe(0)
+    expect(readdirSync(join(tmp, 'node-compile-cache'), { recursive: true }).length).toBeGreaterThan(0)
+  })
+
+  it('a compile cache that cannot be written (a read-only file system) costs the cache only: the command runs, nothing said', async () => {
+    const tmp = join(installed.dir, 'not-a-directory')
+    writeFileSync(tmp, '')
+    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], { env: { TMPDIR: tmp } })
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(jsonLines(ran.stdout)).toHaveLength(1)
   })
 })
 
