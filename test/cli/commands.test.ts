@@ -77,11 +77,14 @@ describe('the package ships the command', () => {
 
 describe('start-up', () => {
   // The bin turns Node.js's compile cache on itself, in os.tmpdir() (TMPDIR): NODE_COMPILE_CACHE
-  // would turn it on without the bin, so these tests set TMPDIR only.
+  // would turn it on without the bin (vitest.config.ts sets it for every process of the tests), so
+  // these tests unset it and set TMPDIR.
   it("a command leaves Node.js's compiled code of what it loaded (the SDK, undici, zod) in os.tmpdir(), for the next run", async () => {
     const tmp = join(installed.dir, 'tmp')
     mkdirSync(tmp)
-    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], { env: { TMPDIR: tmp } })
+    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
+      env: { TMPDIR: tmp, NODE_COMPILE_CACHE: undefined },
+    })
     expect(ran.code).toBe(0)
     expect(readdirSync(join(tmp, 'node-compile-cache'), { recursive: true }).length).toBeGreaterThan(0)
   })
@@ -89,7 +92,9 @@ describe('start-up', () => {
   it('a compile cache that cannot be written (a read-only file system) costs the cache only: the command runs, nothing said', async () => {
     const tmp = join(installed.dir, 'not-a-directory')
     writeFileSync(tmp, '')
-    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], { env: { TMPDIR: tmp } })
+    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
+      env: { TMPDIR: tmp, NODE_COMPILE_CACHE: undefined },
+    })
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
     expect(jsonLines(ran.stdout)).toHaveLength(1)
   })
