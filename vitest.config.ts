@@ -17,13 +17,13 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
-    // Four test files at a time, whatever the cores: most files spend their time waiting on
-    // loopback sockets, child processes and real timers, not on the CPU. vitest's default (cores - 1)
-    // runs ONE file at a time on a 2-core machine: the suite took 162 s there, 68 s with 4 workers
-    // (97 s of CPU; 2 cores cannot go much below 60 s). Measured with `time npx vitest run`.
+    // Four test files at a time, whatever the cores: the longest files spend their time waiting on
+    // loopback sockets and child processes. vitest's default (cores - 1) runs ONE file at a time on
+    // a 2-core machine: 162 s there, 91 s with 4 workers (`time npx vitest run`).
     maxWorkers: 4,
     // The files one worker runs share its process and module cache: evaluating undici, zod, msw and
-    // src/ once per worker instead of once per file halves the suite's CPU time (169 s to ~110 s).
+    // src/ once per worker instead of once per file cuts the suite's CPU time by a third (169 s to
+    // ~110 s; with the compile cache above, 90-100 s, so ~55 s of wall time on 2 cores).
     // A file that leaves state behind for the next (env, cwd, globals, listeners, patched modules,
     // fake timers, open servers) fails, naming it: test/setup/shared-worker-guard.ts.
     isolate: false,
