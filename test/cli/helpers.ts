@@ -69,12 +69,21 @@ export function serviceEnv(server: FakeServerHandle): Record<string, string> {
   return { CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret }
 }
 
-/** This process's environment without anything that would change how the child runs or what it reads. */
+/**
+ * Variables of the test run that would change how the child runs. `--coverage` sets
+ * NODE_V8_COVERAGE and NODE_DISABLE_COMPILE_CACHE (the command's coverage is not collected: see
+ * baseEnv), and the command's compile cache is under test.
+ */
+const RUN_ONLY = new Set(['NODE_OPTIONS', 'NODE_PATH', 'NODE_V8_COVERAGE', 'NODE_DISABLE_COMPILE_CACHE'])
+
+/**
+ * This process's environment without anything that would change how the child runs or what it
+ * reads. The command's coverage is not collected (vitest.config.ts excludes src/cli).
+ */
 function baseEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [name, value] of Object.entries(process.env)) {
-    if (!name.startsWith('CHAT_SERVICE_') && name !== 'NODE_OPTIONS' && name !== 'NODE_PATH' && !name.startsWith('VITEST'))
-      env[name] = value
+    if (!name.startsWith('CHAT_SERVICE_') && !RUN_ONLY.has(name) && !name.startsWith('VITEST')) env[name] = value
   }
   return env
 }
