@@ -13,6 +13,7 @@ export default tseslint.config(
       '.ci/',
       'api/',
       'bench/results/',
+      '.bench-out/',
       'test/docs/.snippets/',
       'tsup.config.bundled_*',
     ],

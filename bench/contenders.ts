@@ -3,6 +3,8 @@
 import http from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
+import { basename, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import axios, { type AxiosInstance } from 'axios'
 import { Agent, request } from 'undici'
 import * as z from 'zod'
@@ -105,6 +107,22 @@ export function sdk(server: ServerInfo, page: PageTarget): Contender {
   const client = new ChatServiceClient({ baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' })
   return {
     name: SDK,
+    async call() {
+      return (await page.sdkCall(client)).data.length
+    },
+    close: () => client.close(),
+  }
+}
+
+/**
+ * The SDK built from another version (bench/baseline.ts builds one into `dir`): its client, loaded
+ * from `dir/dist/index.js`, with the same options as {@link sdk}. Named `SDK at <dir's name>`.
+ */
+export async function sdkFrom(dir: string, server: ServerInfo, page: PageTarget): Promise<Contender> {
+  const module = (await import(pathToFileURL(join(dir, 'dist', 'index.js')).href)) as { ChatServiceClient: typeof ChatServiceClient }
+  const client = new module.ChatServiceClient({ baseUrl: server.url, keyId: server.keyId, keySecret: server.keySecret, logLevel: 'warn' })
+  return {
+    name: `SDK at ${basename(dir)}`,
     async call() {
       return (await page.sdkCall(client)).data.length
     },

@@ -118,11 +118,21 @@ export async function connectionsOver(contender: Contender, calls: number): Prom
   return sockets
 }
 
-export async function perRequest(server: ServerInfo, config: PerRequestConfig, log: (line: string) => void): Promise<ContenderFigures[]> {
+/**
+ * Runs the per-request blocks. By default the floor and the SDK are the ABBA pair and the others
+ * follow; with `pair` ([reference, contender], e.g. an earlier version of the SDK and today's), only
+ * that pair runs, and the ratios in `vsFloor` are against its reference.
+ */
+export async function perRequest(
+  server: ServerInfo,
+  config: PerRequestConfig,
+  log: (line: string) => void,
+  pair?: readonly [Contender, Contender],
+): Promise<ContenderFigures[]> {
   const page = agentsPage()
-  // The floor first: ratios are taken against contenders[0]; contenders[1] (the SDK) is its pair.
-  const contenders = [rawFloor(server, page), sdk(server, page), strictFloor(server, page), axiosClient(server)]
-  if (config.withOldFloor) contenders.push(oldFloor(server, page))
+  // The reference first: ratios are taken against contenders[0]; contenders[1] (the SDK) is its pair.
+  const contenders = pair ? [...pair] : [rawFloor(server, page), sdk(server, page), strictFloor(server, page), axiosClient(server)]
+  if (config.withOldFloor && !pair) contenders.push(oldFloor(server, page))
   const [floor, mine, ...others] = contenders as [Contender, Contender, ...Contender[]]
   const block = (c: Contender, count: number, concurrency: number): Promise<RawBlock> => {
     collectGarbage()

@@ -7,12 +7,24 @@
 //   npm run bench                 everything (~8 min on a quiet 2-core machine)
 //   npm run bench:quick           per request, allocation, a short prefetch run and a small export: < 1 min
 //   npm run bench -- --only request,alloc,schema,iterate,memory,loopback,link,nightly   a subset
+//   npm run bench -- --only request --baseline DIR   also today's SDK against an earlier one (bench/baseline.ts)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { allocation, type AllocConfig, type AllocResult } from './alloc.ts'
-import { AXIOS, FLOOR, OLD_FLOOR, SDK, STRICT_FLOOR, tryFetchGetBody, verifyAxiosSendsGetBody } from './contenders.ts'
+import {
+  agentsPage,
+  AXIOS,
+  FLOOR,
+  OLD_FLOOR,
+  SDK,
+  sdk,
+  sdkFrom,
+  STRICT_FLOOR,
+  tryFetchGetBody,
+  verifyAxiosSendsGetBody,
+} from './contenders.ts'
 import { spawnFake, type SpawnedFake } from './fake.ts'
 import { iteration, type IterationConfig, type IterationFigures } from './iteration.ts'
 import { fmtSpread, machineInfo, MB, spread, table, type Spread } from './lib.ts'
@@ -25,6 +37,8 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string' },
+    // A directory built by bench/baseline.ts: that version of the SDK against today's, per request.
+    baseline: { type: 'string' },
   },
 })
 const quick = values.quick
@@ -89,6 +103,8 @@ const results: {
   quick: boolean
   notes: string[]
   perRequest?: ContenderFigures[]
+  /** Today's SDK against `--baseline` (reference first). */
+  baseline?: ContenderFigures[]
   alloc?: AllocResult
   iteration?: IterationFigures[]
   memory?: MemoryFigures[]
@@ -162,6 +178,38 @@ if (sections.has('request') || sections.has('schema') || sections.has('alloc')) 
         )
       const truncated = figures.reduce((n, f) => n + f.truncatedBlocks, 0)
       if (truncated > 0) out(`(${truncated} timed blocks hit their time cap and ran fewer calls)`)
+
+      if (values.baseline !== undefined) {
+        const page = agentsPage()
+        const pair = [await sdkFrom(values.baseline, server, page), sdk(server, page)] as const
+        log(`per-request, ${SDK} against ${pair[0].name}: ${c.rounds} rounds, ABBA`)
+        const versus = await perRequest(server, { ...c, withOldFloor: false }, log, pair)
+        results.baseline = versus
+        const today = versus[1]!
+        out()
+        out(`## Per request: today's SDK against ${pair[0].name} (the same page, undici and zod)`)
+        out(
+          `${c.rounds} rounds of the same blocks, the two in ABBA half-blocks. Ratios are today's / ${pair[0].name}, per round, then the median (min–max).`,
+        )
+        out()
+        out(
+          table(
+            ['contender', 'seq p50 µs', `@${c.concurrency} p50 µs`, `@${c.concurrency} req/s`, `client CPU µs/call @${c.concurrency}`],
+            versus.map((f) => [
+              f.name,
+              us(f.sequential.p50),
+              us(f.concurrent.p50),
+              fmtSpread(f.concurrent.rps, 0),
+              fmtSpread(f.concurrent.cpuUs, 0),
+            ]),
+          ),
+        )
+        out()
+        out(
+          `today / ${pair[0].name}: seq p50 ${x(today.vsFloor.seqP50)}, @${c.concurrency} p50 ${x(today.vsFloor.conP50)}, ` +
+            `@${c.concurrency} req/s ${x(today.vsFloor.conRps)}, client CPU µs/call @${c.concurrency} ${fmtSpread(today.extraCpuUs, 1)} more`,
+        )
+      }
     }
 
     if (sections.has('alloc')) {
