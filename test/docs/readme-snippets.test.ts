@@ -113,7 +113,8 @@ describe('every snippet runs against the fake', () => {
   const withMessages = company?.conversations?.find((conversation) => (company.messages ?? []).some((m) => m.conversation_id === conversation.id))
   let server: FakeServerHandle
   let cwd: string
-  const saved = { cwd: process.cwd(), env: { ...process.env } }
+  const variables = ['CHAT_SERVICE_BASE_URL', 'CHAT_SERVICE_KEY_ID', 'CHAT_SERVICE_KEY_SECRET', 'CHAT_SERVICE_LOG'] as const
+  const saved = { cwd: process.cwd(), env: variables.map((name) => [name, process.env[name]] as const) }
 
   beforeAll(async () => {
     server = await createFakeChatService({ seed }).listen()
@@ -127,7 +128,12 @@ describe('every snippet runs against the fake', () => {
   })
   afterAll(async () => {
     process.chdir(saved.cwd)
-    process.env = saved.env
+    // Each variable put back (process.env itself must stay Node's object: replacing it with a plain
+    // copy cuts it off from the environment that child processes and vi.stubEnv use).
+    for (const [name, value] of saved.env) {
+      if (value === undefined) Reflect.deleteProperty(process.env, name)
+      else process.env[name] = value
+    }
     for (const name of ['client', 'conversationId', 'redis']) Reflect.deleteProperty(globalThis, name)
     rmSync(cwd, { recursive: true, force: true })
     await server.close()

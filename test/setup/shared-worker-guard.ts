@@ -48,6 +48,7 @@ const REPLACEABLE: readonly (readonly [string, object, string])[] = [
   ['globalThis.fetch', globalThis, 'fetch'],
   ...(['log', 'info', 'warn', 'error', 'debug'] as const).map((key) => [`console.${key}`, console, key] as const),
   ['process.emitWarning', process, 'emitWarning'],
+  ['process.env (the object itself)', process, 'env'],
 ]
 
 function replaceable(): Map<string, unknown> {
@@ -92,10 +93,16 @@ function leftBehind(before: Shared, after: Shared): string[] {
   return left
 }
 
+// The environment and the working directory are taken as vitest runs this file, before it imports
+// the test file (it runs it for every file, also without isolation): a change the file makes at
+// import time is the file's. The rest is taken after the file's imports: a library loaded for the
+// first time in this worker may add globals of its own (zod's and msw's registries, tslib's
+// helpers), which then stay for every file, as the module does.
+const atImport = { env: { ...process.env }, cwd: process.cwd() }
 let before: Shared | undefined
 
 beforeAll(() => {
-  before = snapshot()
+  before = { ...snapshot(), ...atImport }
 })
 
 // Registered before the file's own hooks, so (hooks run as a stack) it runs after all of them.
