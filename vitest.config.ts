@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import ChildProcessesFirst from './test/setup/sequencer.ts'
 
 // Node.js's compile cache for the test workers and every process the tests start (the command,
 // examples, child scripts), which inherit it: code that Node.js loads itself (node_modules, the
@@ -30,6 +31,8 @@ export default defineConfig({
     setupFiles: ['./test/setup/shared-worker-guard.ts'],
     unstubEnvs: true,
     unstubGlobals: true,
+    // The few files that run child processes for half a minute start first (see the file).
+    sequence: { sequencer: ChildProcessesFirst },
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
