@@ -4,6 +4,7 @@
 #   node -e 0                    Node.js itself, the floor
 #   chat-service --version       the bin without the SDK (help and --version never load it)
 #   chat-service agents list     the bin, the SDK (undici, zod) and one request to the fake on loopback
+#   the same, compile cache off  NODE_DISABLE_COMPILE_CACHE=1: what the bin's enableCompileCache() saves
 # on the project's Node (npm exec node), from a fresh build, against `chat-service-fake` on a free port.
 #
 #   npm run bench:cli        (or: bash scripts/cli-startup.sh [RUNS])
@@ -28,5 +29,6 @@ echo "Node $("$node" --version), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/lo
 hyperfine -N --warmup 3 --runs "$runs" --export-markdown "$work/startup.md" \
   -n 'node -e 0' "$node -e 0" \
   -n 'chat-service --version' "$node $bin --version" \
-  -n 'chat-service agents list' "$node $bin agents list --max-items 1"
+  -n 'chat-service agents list' "$node $bin agents list --max-items 1" \
+  -n 'chat-service agents list, compile cache off' "env NODE_DISABLE_COMPILE_CACHE=1 $node $bin agents list --max-items 1"
 cat "$work/startup.md"
