@@ -20,7 +20,8 @@ export default defineConfig({
     testTimeout: 20_000,
     // Four test files at a time, whatever the cores: the longest files spend their time waiting on
     // loopback sockets and child processes. vitest's default (cores - 1) runs ONE file at a time on
-    // a 2-core machine: 162 s there, 91 s with 4 workers (`time npx vitest run`).
+    // a 2-core machine: the suite took 162 s there, 91 s with 4 workers, both before the settings
+    // below (`time npx vitest run`).
     maxWorkers: 4,
     // The files one worker runs share its process and module cache: evaluating undici, zod, msw and
     // src/ once per worker instead of once per file cuts the suite's CPU time by a third (169 s to

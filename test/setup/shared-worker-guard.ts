@@ -1,18 +1,24 @@
 // The suite runs with `isolate: false` (vitest.config.ts): the test files that one worker runs share
-// its process and its module cache, which halves the suite's CPU time. The price is that a file can
-// leave something behind for the files after it. This setup file (run before every test file)
-// notes what a file could leave, and after the file's last hook fails that file, by name, if it left
-// any of it:
+// its process and its module cache, which cuts the suite's CPU time by a third. The price is that a
+// file can leave something behind for the files after it. This setup file (run before every test
+// file) notes what a file could leave, and after the file's last hook fails that file, by name, if
+// it left any of it:
 //
-// - environment variables set, changed or removed (names only: values may be secrets);
+// - environment variables set, changed or removed (names only: values may be secrets), and
+//   process.env itself replaced;
 // - the working directory;
 // - fake timers still installed;
 // - globals added or removed (string keys; a module's own symbol-keyed caches are allowed);
 // - listeners on `process` for its error, warning, exit and signal events;
 // - node:http, node:https, node:net or fetch replaced (msw's interceptors) and not restored, and
 //   undici's global dispatcher replaced;
-// - console methods replaced;
+// - console methods or process.emitWarning replaced (a vi.spyOn is let through: vitest restores
+//   every mock after each file);
 // - servers left listening.
+//
+// It does not see timers, sockets or child processes a file leaves running: a late callback of one
+// shows up in whichever file runs then (`npx vitest run --detectAsyncLeaks` names the file that
+// started it). Today the only ones are the test servers' own delayed answers, after they closed.
 //
 // vi.stubEnv and vi.stubGlobal are undone before each test (vitest's `unstubEnvs`, `unstubGlobals`)
 // and here after the file's last one.
@@ -87,22 +93,25 @@ function leftBehind(before: Shared, after: Shared): string[] {
     const count = after.listeners[event] ?? 0
     if (count !== before.listeners[event]) left.push(`process '${event}' listeners: ${count} (were ${before.listeners[event] ?? 0})`)
   }
-  for (const [name, fn] of after.functions) if (fn !== before.functions.get(name)) left.push(`${name} replaced`)
+  for (const [name, fn] of after.functions) {
+    if (fn !== before.functions.get(name) && !vi.isMockFunction(fn)) left.push(`${name} replaced`)
+  }
   if (after.dispatcher !== before.dispatcher) left.push("undici's global dispatcher replaced (setGlobalDispatcher)")
   if (after.servers > before.servers) left.push(`servers still listening: ${after.servers - before.servers}`)
   return left
 }
 
-// The environment and the working directory are taken as vitest runs this file, before it imports
-// the test file (it runs it for every file, also without isolation): a change the file makes at
-// import time is the file's. The rest is taken after the file's imports: a library loaded for the
-// first time in this worker may add globals of its own (zod's and msw's registries, tslib's
+// Taken as vitest runs this file, before it imports the test file (it runs it for every file, also
+// without isolation), so that what a file does at import time is the file's: everything but the
+// globals and the replaceable functions. Those are taken after the file's imports: a library loaded
+// for the first time in this worker may add globals of its own (zod's and msw's registries, tslib's
 // helpers), which then stay for every file, as the module does.
-const atImport = { env: { ...process.env }, cwd: process.cwd() }
+const atImport = snapshot()
 let before: Shared | undefined
 
 beforeAll(() => {
-  before = { ...snapshot(), ...atImport }
+  const afterImports = snapshot()
+  before = { ...atImport, globals: afterImports.globals, functions: afterImports.functions, dispatcher: afterImports.dispatcher }
 })
 
 // Registered before the file's own hooks, so (hooks run as a stack) it runs after all of them.
