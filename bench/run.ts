@@ -47,6 +47,10 @@ const sections = new Set(
     ',',
   ),
 )
+if (values.baseline !== undefined && !sections.has('request')) {
+  process.stderr.write('--baseline compares per request: add request to --only (e.g. --only request --baseline DIR)\n')
+  process.exit(2)
+}
 /** Sections of the export benchmark (bench/export/run.ts). */
 const exportSections = ['loopback', 'link', 'nightly'].filter((s) => sections.has(s))
 const LATENCY_MS = 5
@@ -207,7 +211,7 @@ if (sections.has('request') || sections.has('schema') || sections.has('alloc')) 
         out()
         out(
           `today / ${pair[0].name}: seq p50 ${x(today.vsFloor.seqP50)}, @${c.concurrency} p50 ${x(today.vsFloor.conP50)}, ` +
-            `@${c.concurrency} req/s ${x(today.vsFloor.conRps)}, client CPU µs/call @${c.concurrency} ${fmtSpread(today.extraCpuUs, 1)} more`,
+            `@${c.concurrency} req/s ${x(today.vsFloor.conRps)}; client CPU µs/call @${c.concurrency}, today − ${pair[0].name}: ${fmtSpread(today.extraCpuUs, 1)}`,
         )
       }
     }
