@@ -12,7 +12,7 @@ import { main } from './main.ts'
 
 // Before a command loads the SDK, undici and zod (most of its start-up): Node.js keeps their
 // compiled code on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE; off with
-// NODE_DISABLE_COMPILE_CACHE=1), so each later run compiles none of it again, as `tsc` does. A
+// NODE_DISABLE_COMPILE_CACHE=1), so each later run skips most of compiling it, as `tsc` does. A
 // directory that cannot be written (a read-only file system) only means no cache: it never throws.
 enableCompileCache()
 

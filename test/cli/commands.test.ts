@@ -89,7 +89,7 @@ describe('start-up', () => {
     expect(readdirSync(join(tmp, 'node-compile-cache'), { recursive: true }).length).toBeGreaterThan(0)
   })
 
-  it('a compile cache that cannot be written (a read-only file system) costs the cache only: the command runs, nothing said', async () => {
+  it('a compile cache that cannot be written (TMPDIR names a file, as a read-only file system would refuse it) costs the cache only: the command runs, nothing said', async () => {
     const tmp = join(installed.dir, 'not-a-directory')
     writeFileSync(tmp, '')
     const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
