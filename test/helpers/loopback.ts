@@ -10,7 +10,7 @@ import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as zlib from 'node:zlib'
-import { afterAll, beforeAll, beforeEach } from 'vitest'
+import { useServer } from './use-server.ts'
 
 /** One request as it arrived. */
 export interface Arrival {
@@ -192,26 +192,16 @@ export async function startLoopback(options: { tls?: { key: string; cert: string
   }
 }
 
-/** Pathname and query of a request target. */
 /**
  * The loopback set-up test files share: one server for the file, started before its tests and
  * closed after them, its requests and responder cleared before each test. `started` receives the
  * server once it listens (assign it to the file's `server`).
  */
 export function useLoopback(started: (server: LoopbackServer) => void): void {
-  let server: LoopbackServer | undefined
-  beforeAll(async () => {
-    server = await startLoopback()
-    started(server)
-  })
-  afterAll(async () => {
-    await server?.close()
-  })
-  beforeEach(() => {
-    server?.clear()
-  })
+  useServer(() => startLoopback(), started)
 }
 
+/** Pathname and query of a request target. */
 export function targetOf(arrival: Pick<Arrival, 'target'>): { pathname: string; query: URLSearchParams } {
   const url = new URL(arrival.target, 'http://placeholder.invalid')
   return { pathname: url.pathname, query: url.searchParams }

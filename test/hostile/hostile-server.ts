@@ -13,7 +13,8 @@
  */
 import { once } from 'node:events'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest'
+import { afterEach, beforeEach, expect } from 'vitest'
+import { useServer } from '../helpers/use-server.ts'
 
 /** One request as it arrived. */
 export interface RawRequest {
@@ -227,17 +228,7 @@ export interface ProcessGuard {
  * it), its requests and responder cleared before each test, closed after the file.
  */
 export function useHostileServer(started: (server: HostileServer) => void): void {
-  let server: HostileServer | undefined
-  beforeAll(async () => {
-    server = await startHostileServer()
-    started(server)
-  })
-  afterAll(async () => {
-    await server?.close()
-  })
-  beforeEach(() => {
-    server?.clear()
-  })
+  useServer(() => startHostileServer(), started)
 }
 
 /**
