@@ -106,7 +106,9 @@ export interface ClientOptions {
   totalTimeout?: number | undefined
   /**
    * What a call does while the client is paused after a 429 (default `'wait'`): `'wait'` waits the
-   * pause out (within `totalTimeout`, if set); `'fail'` rejects at once, sending nothing, with the
+   * pause out (within `totalTimeout`, if set, and for at most 60,000 ms per try, `maxRetries + 1`
+   * tries, in all: a pause that other 429s or a `rateLimitStore` keep making longer rejects the call
+   * with `RateLimitError` once waiting more would pass that); `'fail'` rejects at once, sending nothing, with the
    * `RateLimitError` of the 429 that started the pause, `retryAfterMs` being what is left of it
    * (for a login path that would rather answer "busy" than wait).
    */

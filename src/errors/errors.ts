@@ -189,9 +189,11 @@ export class UnprocessableEntityError extends APIError {
 }
 /**
  * HTTP 429: rate limited. Retried automatically, honouring `Retry-After`; thrown once retries run
- * out, or at once for a call made with `rateLimitPause: 'fail'` while the client is paused after a
- * 429 (then nothing was sent, and `status`, `headers`, `body` and `requestId` are those of the 429
- * that started the pause). `retryable: true`.
+ * out; or, with nothing sent, for a call made with `rateLimitPause: 'fail'` while the client is
+ * paused after a 429, or whose waits for that pause would pass 60,000 ms per try. Then `status`,
+ * `headers`, `body` and `requestId` are those of the 429 that started the pause, or, when the pause
+ * came from a `rateLimitStore` (another process's 429), `429`, `{}`, `undefined` and `undefined`;
+ * the message says which. `retryAfterMs` is what is left of the pause. `retryable: true`.
  */
 export class RateLimitError extends APIError {
   /** Always `'RateLimitError'`. */

@@ -289,8 +289,9 @@ export function responseValidationError(
 
 /**
  * The {@link RateLimitError} of a call refused because the client is paused after a 429
- * (`rateLimitPause: 'fail'`): status, headers, body and request id of `the429` (the 429 that started
- * the pause; unknown when the pause came from elsewhere), `retryAfterMs` what is left of the pause.
+ * (`because`: `rateLimitPause: 'fail'`, or the call's pause budget spent): status, headers, body and
+ * request id of `the429` (the 429 that started the pause; unknown when the pause came from
+ * elsewhere), `retryAfterMs` what is left of the pause.
  */
 export function pausedError(
   the429: ReceivedResponse | undefined,
@@ -298,6 +299,7 @@ export function pausedError(
   remainingMs: number,
   redactor: Redactor,
   fromStore = false,
+  because = "rateLimitPause: 'fail'",
 ): RateLimitError {
   const raw = the429 ?? { status: 429, headers: {}, requestId: undefined }
   const view = errorView(raw, the429 === undefined ? undefined : decodeBody(the429), request, redactor)
@@ -306,7 +308,7 @@ export function pausedError(
     : `the client is paused after a 429 for another ${remainingMs} ms`
   return new RateLimitError(
     { ...view, retryAfterMs: remainingMs },
-    `429 Too Many Requests: ${view.method} ${view.path}: not sent: ${why} (rateLimitPause: 'fail')`,
+    `429 Too Many Requests: ${view.method} ${view.path}: not sent: ${why} (${because})`,
   )
 }
 

@@ -16,6 +16,7 @@
  */
 import { Agent, type Dispatcher } from 'undici'
 import type { RateLimitStore } from '../core/options.ts'
+import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
 import type { RequestTrace } from '../core/tracing.ts'
 import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
 import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
@@ -138,7 +139,7 @@ export class Transport {
    * deadline, and a wait that cannot end inside it is not started.
    * @throws APIConnectionError / APITimeoutError when no response came and retries ran out (or the
    * failure would repeat); APITimeoutError when `totalTimeout` runs out (`cause`: the last attempt's
-   * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`; APIUserAbortError;
+   * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`, or whose waits for the pause would pass 60 s per try; APIUserAbortError;
    * ResponseValidationError for a success body over `maxResponseBytes`; ChatServiceError once the
    * client is closed.
    */
@@ -154,6 +155,12 @@ export class Transport {
     const deadline = new Deadline(options.totalTimeout)
     /** The error the last attempt that ended stands for: the `cause` if `totalTimeout` runs out. */
     let lastError: ChatServiceError | undefined
+    /**
+     * What the call may still spend waiting for the client's 429 pause, in ms: one longest
+     * `Retry-After` per try. The pause is looked at again after each wait, and a store (or other
+     * calls' 429s) could make it longer every time: without a bound, a call would never be sent.
+     */
+    let pauseBudget = MAX_RETRY_AFTER_MS * (options.maxRetries + 1)
 
     for (let attempt = 1; ; attempt++) {
       // 1. The client-wide pause: this process's, and the store's (read at most every maxAgeMs, and
@@ -173,6 +180,12 @@ export class Transport {
         if (!deadline.fits(paused)) {
           throw this.#outOfTime(request, deadline, lastError, `the client is paused after a 429${from} for another ${paused} ms`)
         }
+        if (paused > pauseBudget) {
+          const spent = MAX_RETRY_AFTER_MS * (options.maxRetries + 1) - pauseBudget
+          const because = `waiting it out would take the call past ${MAX_RETRY_AFTER_MS} ms of pause per try (maxRetries + 1 tries; ${spent} ms waited already)`
+          throw pausedError(pause.response, request, paused, this.redactor, pause.fromStore, because)
+        }
+        pauseBudget -= paused
         const shared = pause.fromStore ? ', from the rateLimitStore' : ''
         await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms${shared})`)
       }

@@ -6,7 +6,7 @@
  * `rateLimitPause: 'fail'`, `totalTimeout` and aborts treat a pause known only from the store like
  * one of the process's own; a store without get/set is refused at construction.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   APITimeoutError,
   APIUserAbortError,
@@ -190,6 +190,34 @@ describe('a pause known only from the store', () => {
     expect(error).toBeInstanceOf(APITimeoutError)
     expect((error as APITimeoutError).message).toContain('the client is paused after a 429 seen by another process (rateLimitStore)')
     expect(server.arrivals).toHaveLength(0)
+  })
+
+  it('a store that pushes the pause on after every wait cannot hold a call forever: past 60 s of pause per try, RateLimitError, nothing sent', async () => {
+    // Without totalTimeout. Faked timers (as TESTING.md says) stand in for the 40 s waits.
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'] })
+    try {
+      let gets = 0
+      const store: RateLimitStore = {
+        get: () => {
+          gets++
+          return Date.now() + 40_000
+        },
+        set: () => undefined,
+        maxAgeMs: 0,
+      }
+      const client = makeClient({ rateLimitStore: store, maxRetries: 0 })
+      const refused = rejection(client.agents.list())
+      // One wait of 40 s fits the budget of one try (60 s); the store then says 40 s more again.
+      await vi.advanceTimersByTimeAsync(40_000)
+      const error = await refused
+      expect(error).toBeInstanceOf(RateLimitError)
+      expect((error as RateLimitError).message).toContain('past 60000 ms of pause per try')
+      expect((error as RateLimitError).retryAfterMs).toBe(40_000)
+      expect(gets).toBe(2)
+      expect(server.arrivals).toHaveLength(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('an abort while waiting out a store pause says so', async () => {
