@@ -19,11 +19,16 @@
  */
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
-import { ChatServiceError, RequestValidationError } from '../errors/errors.ts'
+import * as z from 'zod'
+import { ChatServiceError } from '../errors/errors.ts'
+import { checkArguments } from '../internal/args.ts'
 import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
 import type { ListAllProgress, NestedReader } from './list-all.ts'
 import { NestedRun, walk, type ChildPlan } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
+
+/** What {@link NewMessages.checkpoint} takes. */
+const CHECKPOINT_OPTIONS = z.strictObject({ compact: z.boolean().optional() })
 
 /** Passes over the conversation list one run may make (the first and two more) before it gives up on a complete scan. */
 export const MAX_SCANS = 3
@@ -164,19 +169,14 @@ export class NewMessages implements AsyncIterable<Message> {
    * and the chance that a fingerprint hides a changed conversation is about 1 in 9 × 10^15 checks.
    *
    * @param options - `compact` (default false): fingerprints instead of the last messages' ids.
-   * @throws RequestValidationError when `options` is not an object or `compact` not a boolean.
+   * @throws RequestValidationError when `options` is not an object, `compact` not a boolean, or it
+   * has another key (a misspelt `compact` would write the full form without a word).
    */
   checkpoint(options: { compact?: boolean | undefined } = {}): MessagesCheckpoint {
     // Checked at run time too: a checkpoint written in the wrong form would be found out only by the next run.
-    const given: unknown = options
-    const compact: unknown = (given as { compact?: unknown } | null)?.compact
-    if (given === null || typeof given !== 'object' || (compact !== undefined && typeof compact !== 'boolean')) {
-      throw new RequestValidationError('conversations.messages.listNew().checkpoint', [
-        { path: ['compact'], code: 'invalid_type', message: 'Expected { compact?: boolean }' },
-      ])
-    }
+    const [{ compact }] = checkArguments('conversations.messages.listNew().checkpoint', [CHECKPOINT_OPTIONS, options, ['options']])
     this.#settle()
-    return toCheckpoint(this.#entries, options.compact === true)
+    return toCheckpoint(this.#entries, compact === true)
   }
 
   /**

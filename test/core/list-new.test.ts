@@ -402,6 +402,8 @@ describe('checkpoint({ compact: true })', () => {
     expect(second.run.summary).toMatchObject({ new: 0, grown: 2, unchanged: 1, rewound: ['c001'], deleted: [] })
     expect(() => second.run.checkpoint({ compact: 'yes' as unknown as boolean })).toThrow(RequestValidationError)
     expect(() => second.run.checkpoint(null as unknown as { compact: boolean })).toThrow(RequestValidationError)
+    // A misspelt option would write the full form without a word.
+    expect(() => second.run.checkpoint({ compakt: true } as unknown as { compact: boolean })).toThrow(/options\.compakt|compakt/)
     const third = await night(server, client, second.run.checkpoint({ compact: true }), { limit: 10 })
     expect(third.ids).toEqual([])
     expect(messagePages(third.requests)).toEqual([])
