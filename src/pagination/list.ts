@@ -37,14 +37,12 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly params: Params
   readonly item: z.ZodType<Item>
   readonly extra?: Extra
-  /** What a page's body is returned as; see `OperationSpec.output`. */
-  readonly output?: 'as-sent' | 'parsed'
   /** A member of each item checked by a caller's schema; see `OperationSpec.member`. */
   readonly member?: MemberCheck
   readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
-  // Loose: when a page is returned as the schema's output (typed metadata), members it does not know stay.
+  // Loose: members the spec does not show are not an error (a page is returned as the service sent it).
   const response = z.looseObject({ data: z.array(spec.item), pagination: paginationSchema, ...spec.extra }) as unknown as z.ZodType<Body>
   const operation = defineOperation({
     endpoint: spec.endpoint,
@@ -52,7 +50,6 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     params: spec.params,
     query: ['page', 'limit'],
     response,
-    ...(spec.output === undefined ? {} : { output: spec.output }),
     ...(spec.member === undefined ? {} : { member: spec.member }),
   })
   return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
