@@ -7,7 +7,7 @@ import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
 import { ChatServiceError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
-import { skippedIn, type SkippedItem } from '../internal/read-response.ts'
+import { skippedIn, type MemberCheck, type SkippedItem } from '../internal/read-response.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
@@ -140,6 +140,28 @@ interface CustomerUserOperations<Metadata, MetadataInput> {
   readonly onSkip: ((skipped: SkippedCustomerUser) => void) | undefined
 }
 
+/** The SDK methods that list customer users. */
+const LIST_NAMES = { list: 'customerUsers.list', find: 'customerUsers.findByExternalId' } as const
+
+/**
+ * The lists of `withMetadata`, made once without their member check and page factory (each
+ * `withMetadata` adds its own): their response schema, any metadata, is then compiled once, not
+ * at every `withMetadata` call.
+ */
+const typedLists = {
+  list: typedList(LIST_NAMES.list),
+  find: typedList(LIST_NAMES.find),
+}
+
+function typedList(name: string): CustomerUserList<unknown> {
+  return defineList({
+    endpoint: ENDPOINTS.listCustomerUsers,
+    name,
+    params: customerUserListParamsSchema,
+    item: customerUserSchemaWith(z.unknown()),
+  })
+}
+
 /**
  * The operations, reading metadata with `read` and sending what `write` outputs. Without `typed`,
  * bodies are returned as the service sent them (checked). With it, list pages are checked with any
@@ -161,27 +183,23 @@ function customerUserOperations<Metadata, MetadataInput>(
     if (onSkip !== undefined) for (const skipped of made.skipped) onSkip(skipped)
     return made
   }
-  const list = (name: string): CustomerUserList<Metadata> =>
-    typed === undefined
-      ? defineList({
-          endpoint: ENDPOINTS.listCustomerUsers,
-          name,
-          params: customerUserListParamsSchema,
-          item: customerUserSchemaWith(read),
-          page,
-        })
-      : defineList({
-          endpoint: ENDPOINTS.listCustomerUsers,
-          name,
-          params: customerUserListParamsSchema,
-          // The page is checked with any metadata; each user's metadata is then read by the schema.
-          item: customerUserSchemaWith(z.unknown()) as z.ZodType<CustomerUser<Metadata>>,
-          member: { name: 'metadata', schema: read, onInvalid: typed.onInvalid, option: 'onInvalidMetadata' },
-          page,
-        })
+  const list = (name: 'list' | 'find'): CustomerUserList<Metadata> => {
+    if (typed === undefined) {
+      return defineList({
+        endpoint: ENDPOINTS.listCustomerUsers,
+        name: LIST_NAMES[name],
+        params: customerUserListParamsSchema,
+        item: customerUserSchemaWith(read),
+        page,
+      })
+    }
+    // The page is checked with any metadata (one schema for every withMetadata); each user's metadata is then read by the schema.
+    const member: MemberCheck = { name: 'metadata', schema: read, onInvalid: typed.onInvalid, option: 'onInvalidMetadata' }
+    return { ...(typedLists[name] as unknown as CustomerUserList<Metadata>), member, page }
+  }
   return {
-    list: list('customerUsers.list'),
-    find: list('customerUsers.findByExternalId'),
+    list: list('list'),
+    find: list('find'),
     update: defineOperation({
       endpoint: ENDPOINTS.updateCustomerUser,
       params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>,
