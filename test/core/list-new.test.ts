@@ -348,7 +348,8 @@ describe('several checkpoints, and shards', () => {
     const older = checkpointOf({ c000: [2, a.messages[1] as string, '2024-06-01T00:00:00.000Z'] })
     const onlyB = checkpointOf({ c001: entryOf(first.checkpoint, 'c001') as [number, string, string] })
     const added = append(b, 1)
-    const second = await night(server, client, [older, first.checkpoint, onlyB])
+    // The one that read further comes first: order must not decide (the last one given does not win).
+    const second = await night(server, client, [first.checkpoint, older, onlyB])
     expect(second.ids).toEqual(added)
     expect(entryOf(second.checkpoint, 'c000')).toEqual(entryOf(first.checkpoint, 'c000'))
   })
