@@ -99,6 +99,14 @@ describe.each(schemas)('typed metadata (%s) refuses a __proto__ key out loud', (
     expect((error as ResponseValidationError).issues.map((issue) => issue.path)).toEqual([['data', 0, 'metadata', 'deep', '__proto__']])
   })
 
+  it('read: deeper, inside an array, also refused (any depth)', async () => {
+    server.respond(() => json(200, pageText([userText(1, '{"plan":"pro","a":{"b":[{"c":{"__proto__":1}}]}}')])))
+    const error = await rejection(client.customerUsers.withMetadata(schema).list())
+    expect((error as ResponseValidationError).issues.map((issue) => issue.path)).toEqual([
+      ['data', 0, 'metadata', 'a', 'b', 0, 'c', '__proto__'],
+    ])
+  })
+
   it.each([
     ["responseValidation 'warn'", { onInvalidMetadata: undefined }, { responseValidation: 'warn' as const }],
     ["onInvalidMetadata 'skip'", { onInvalidMetadata: 'skip' as const }, {}],
