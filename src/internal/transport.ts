@@ -28,7 +28,7 @@ import { decodeBody, pausedError, responseValidationError, statusError, type Req
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
-import { sleep, waitFor } from './wait.ts'
+import { waitFor } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
 export interface OutgoingRequest extends RequestSummary {
@@ -278,14 +278,21 @@ export class Transport {
   }
 
   /**
-   * Waits `ms` (`during` says what for, in the error of an abort). The call's signal ends it with
-   * APIUserAbortError (or, when the SDK cancelled it, the cancellation); closing the client ends it
-   * with ChatServiceError.
+   * Waits `ms`, or until `settled` (if given) resolves, whichever comes first (`during` says what
+   * for, in the error of an abort). The call's signal ends it with APIUserAbortError (or, when the
+   * SDK cancelled it, the cancellation); closing the client ends it with ChatServiceError.
    */
-  async #wait(ms: number, request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, during: string): Promise<void> {
+  async #wait(
+    ms: number,
+    request: OutgoingRequest,
+    options: ResolvedOptions,
+    closing: AbortSignal,
+    during: string,
+    settled?: Promise<void>,
+  ): Promise<void> {
     const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
     try {
-      await sleep(ms, signal)
+      await waitFor(settled, ms, signal)
     } catch {
       if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, during)
       throw closedError()
@@ -294,8 +301,7 @@ export class Transport {
 
   /**
    * Waits for a `rateLimitStore.get()` to answer, until `waitUntil` (ms since the epoch) at most,
-   * and never past the call's deadline. The call's signal ends it with APIUserAbortError; closing
-   * the client, with ChatServiceError.
+   * and never past the call's deadline.
    */
   async #waitForStore(
     settled: Promise<void>,
@@ -306,14 +312,7 @@ export class Transport {
     closing: AbortSignal,
   ): Promise<void> {
     const ms = Math.min(waitUntil - Date.now(), deadline.left())
-    if (ms <= 0) return
-    const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
-    try {
-      await waitFor(settled, ms, signal)
-    } catch {
-      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, 'while reading the rateLimitStore')
-      throw closedError()
-    }
+    if (ms > 0) await this.#wait(ms, request, options, closing, 'while reading the rateLimitStore', settled)
   }
 
   /** The error a failed attempt stands for, thrown when it is not retried. */

@@ -7,11 +7,6 @@
  * its fake clock instead of sleeping through it.
  */
 
-/** Resolves after `ms`; rejects with `signal.reason` as soon as `signal` aborts (at once if it has). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return waitFor(undefined, ms, signal)
-}
-
 /**
  * Resolves when `settled` does (if given) or after `ms`, whichever comes first; rejects with
  * `signal.reason` as soon as `signal` aborts (at once if it has). `settled` must never reject.
