@@ -174,14 +174,15 @@ export class RateLimitPause {
     this.#warnOnce(log, 'get', `rateLimitStore.get() failed: calls go on with this process's own 429 pause (${describe(error)})`)
   }
 
+  /**
+   * Warns once per pause (shared by the client and the clients derived from it, each with its own
+   * logger: `SdkLogger.logOnce` would warn once per logger). Counted only when a logger takes it, so
+   * a derived client with `logLevel: 'off'` does not silence its parent. `log` never throws.
+   */
   #warnOnce(log: SdkLogger, kind: string, message: string): void {
-    if (this.#warned.has(kind)) return
+    if (this.#warned.has(kind) || !log.enabled('warn')) return
     this.#warned.add(kind)
-    try {
-      log.log('warn', message)
-    } catch {
-      // A logger that throws must not turn a store's failure into the call's: it is ignored.
-    }
+    log.log('warn', message)
   }
 }
 
