@@ -79,9 +79,9 @@ function splitLeadingOptions(args: readonly string[]): { leading: readonly strin
 export function parseCommandLine(commandLine: readonly string[]): Invocation {
   // Before anything else, so that no later message can repeat a secret typed after such a flag.
   const credential = commandLine.find((arg) => CREDENTIAL_FLAG.test(arg))
-  if (credential !== undefined) throw new UsageError(credentialFlagMessage(credential), findCommand(commandLine)?.command)
+  const { leading, rest: args } = splitLeadingOptions(commandLine) // repeats nothing back
+  if (credential !== undefined) throw new UsageError(credentialFlagMessage(credential), findCommand(args)?.command)
 
-  const { leading, rest: args } = splitLeadingOptions(commandLine)
   const found = findCommand(args)
   if (found === undefined) {
     const [first] = args

@@ -370,6 +370,13 @@ describe('failures: exit status and message', () => {
     expectNoSecret(ran, ['sk_typed_on_the_command_line'])
   })
 
+  it("a credential flag after leading common options: the help shown is still the command's", async () => {
+    const ran = await cli(['--max-items', '1', 'users', 'list', '--key-secret=sk_typed_on_the_command_line'])
+    expect(ran.code).toBe(2)
+    expect(ran.stderr).toContain('Usage: chat-service users list')
+    expectNoSecret(ran, ['sk_typed_on_the_command_line'])
+  })
+
   it('Ctrl-C (SIGINT) while a page is awaited: exit 130', async () => {
     fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path: '/rest/v1/conversations' } })
     const sent = fake.requests.length
