@@ -55,8 +55,9 @@ export type MetadataOptions = {
   onInvalidMetadata?: 'throw' | 'skip' | undefined
   /**
    * Called once for each user left out of a page (see `onInvalidMetadata`), when the page
-   * arrives (with `prefetch`, before its users are reached): count them, collect them for a
-   * report, or throw to end the listing with your error. Default: none (the `warn` log line and
+   * arrives (with `prefetch`, before its users are reached: a loop that stops early may have been
+   * told of users on pages it never reached, and of a page the paging rules then refuse): count
+   * them, collect them for a report, or throw to end the listing with your error. Default: none (the `warn` log line and
    * `page.skipped` still report them).
    */
   onSkip?: ((skipped: SkippedCustomerUser) => void) | undefined
