@@ -56,6 +56,15 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
 }
 
 /**
+ * A page's response with the body as the service sent it, items left out of the page (a member
+ * check's skips) included: what the paging rules judge and what their errors keep.
+ */
+function asSent<Body>(result: WithResponse<Body>): WithResponse<Body> {
+  const sent = skippedIn(result.data)?.body as Body | undefined
+  return sent === undefined ? result : { ...result, data: sent }
+}
+
+/**
  * Runs a list operation. Invalid arguments give a PagePromise that rejects with
  * RequestValidationError (nothing is sent).
  */
@@ -83,22 +92,19 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     prefetch: prepared.prefetch,
     fetch: async (page, signal) => {
       const result = await prepared.fetch(page, signal)
-      const issues = pageIssues(result.data, { page })
-      if (issues.length > 0) throw prepared.invalid(page, result, issues)
+      const issues = pageIssues(asSent(result).data, { page })
+      if (issues.length > 0) throw prepared.invalid(page, asSent(result), issues)
       const made = operation.page(result.data, result.response, source)
       responses.set(made, result)
       return made
     },
     invalid: (made, issues) => {
       const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
-      // The error keeps the body as sent, items left out of the page included.
-      const sent = skippedIn(result.data)?.body as Body | undefined
-      return prepared.invalid(made.pagination.page, sent === undefined ? result : { ...result, data: sent }, issues)
+      return prepared.invalid(made.pagination.page, asSent(result), issues)
     },
-    // The paging rules judge the page the service sent, items left out of it included.
     asSent: (made) => {
-      const sent = skippedIn(responses.get(made)?.data)?.body as PageBody | undefined
-      return sent ?? made
+      const result = responses.get(made)
+      return result === undefined ? made : asSent(result).data
     },
   }
   return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)

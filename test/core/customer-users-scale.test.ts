@@ -228,6 +228,16 @@ describe('at a service the fake cannot play', () => {
     expect(logger.messages('warn')).toHaveLength(2)
   })
 
+  it('a page the paging rules refuse (the wrong page number): the error keeps the body as sent, skipped users included', async () => {
+    const users = [1, 2].map((i) => ({ ...customerUser(i), metadata: i === 1 ? { version: 9 } : { version: 1, plan: 'pro' } }))
+    loopback.respond(() => ({ body: listBody(users, 2, 2, 4) })) // asked for page 1
+    const error = await rejection(wire.customerUsers.withMetadata(Metadata, { onInvalidMetadata: 'skip' }).list({ limit: 2 }))
+    expect(error).toBeInstanceOf(ResponseValidationError)
+    const body = (error as ResponseValidationError).body as { data: { id: string }[] }
+    expect(body.data.map((user) => user.id)).toStrictEqual(['cu-1', 'cu-2'])
+    expect(Object.getOwnPropertySymbols(body)).toStrictEqual([])
+  })
+
   it('findByExternalId: a near match with invalid metadata is skipped, the exact one found', async () => {
     const near = { ...customerUser(10), external_id: 'ext-10', metadata: { version: 9 } }
     const exact = { ...customerUser(1), external_id: 'ext-1', metadata: { version: 1, plan: 'pro' } }
