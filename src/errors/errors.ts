@@ -333,14 +333,17 @@ export class StaleCursorError extends ChatServiceError {
 
 const MAX_ISSUES_IN_MESSAGE = 10
 
-/** Renders issues as `path: message; path: message` (at most 10, then a count). */
-export function formatIssues(issues: readonly ValidationIssue[]): string {
-  const shown = issues.slice(0, MAX_ISSUES_IN_MESSAGE).map((issue) => {
-    const where = issue.path.length === 0 ? '(root)' : issue.path.join('.')
-    return `${where}: ${issue.message}`
-  })
-  if (issues.length > MAX_ISSUES_IN_MESSAGE) shown.push(`and ${issues.length - MAX_ISSUES_IN_MESSAGE} more`)
-  return shown.join('; ')
+/**
+ * Renders issues as `path: message; path: message` (at most `max`, default 10, then a count).
+ * `root` names an empty path (default `(root)`); `separator` goes between issues (default `; `).
+ */
+export function formatIssues(
+  issues: readonly ValidationIssue[],
+  { max = MAX_ISSUES_IN_MESSAGE, root = '(root)', separator = '; ' }: { max?: number; root?: string; separator?: string } = {},
+): string {
+  const shown = issues.slice(0, max).map((issue) => `${issue.path.length === 0 ? root : issue.path.join('.')}: ${issue.message}`)
+  if (issues.length > max) shown.push(`and ${issues.length - max} more`)
+  return shown.join(separator)
 }
 
 const MAX_DETAIL_CHARS = 300

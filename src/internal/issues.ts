@@ -1,5 +1,5 @@
 import type * as z from 'zod'
-import type { ValidationIssue } from '../errors/errors.ts'
+import { formatIssues, type ValidationIssue } from '../errors/errors.ts'
 
 /** Issues of one union branch shown in the union issue's message; the rest are counted. */
 const MAX_BRANCH_ISSUES_IN_MESSAGE = 3
@@ -30,11 +30,8 @@ function toIssue(issue: z.core.$ZodIssue): ValidationIssue {
 function unionMessage(branches: readonly (readonly ValidationIssue[])[], labels: readonly (string | undefined)[]): string {
   const parts = branches.map((issues, index) => {
     const label = labels[index]
-    const shown = issues
-      .slice(0, MAX_BRANCH_ISSUES_IN_MESSAGE)
-      .map((issue) => `${issue.path.length === 0 ? '(value)' : issue.path.join('.')}: ${issue.message}`)
-    if (issues.length > MAX_BRANCH_ISSUES_IN_MESSAGE) shown.push(`and ${issues.length - MAX_BRANCH_ISSUES_IN_MESSAGE} more`)
-    return `branch ${index + 1}${label === undefined ? '' : ` (${label})`}: ${shown.join(', ')}`
+    const shown = formatIssues(issues, { max: MAX_BRANCH_ISSUES_IN_MESSAGE, root: '(value)', separator: ', ' })
+    return `branch ${index + 1}${label === undefined ? '' : ` (${label})`}: ${shown}`
   })
   return `no branch matched: ${parts.join('; ')}`
 }
