@@ -125,6 +125,27 @@ describe('two clients sharing a store', () => {
     expect(derived.rateLimitedUntil?.getTime()).toBe(store.sets[0])
   })
 
+  it('calls made while a read is out wait for it: one get, and the pause it brings stops all of them', async () => {
+    let gets = 0
+    const store: RateLimitStore = {
+      get: async () => {
+        gets++
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        return Date.now() + 5_000
+      },
+      set: () => undefined,
+    }
+    const client = makeClient({ rateLimitStore: store })
+    const results = await Promise.allSettled([1, 2, 3].map(() => client.agents.list({}, { rateLimitPause: 'fail' })))
+    expect(results.map((result) => (result.status === 'rejected' ? (result.reason as Error).constructor.name : 'sent'))).toEqual([
+      'RateLimitError',
+      'RateLimitError',
+      'RateLimitError',
+    ])
+    expect(gets).toBe(1)
+    expect(server.arrivals).toHaveLength(0)
+  })
+
   it('reads the store at most once per 100 ms, not once per call', async () => {
     const store = memoryStore('async')
     const client = makeClient({ rateLimitStore: store })
