@@ -115,8 +115,9 @@ export interface APIErrorInit {
   /** The `x-request-id` response header, when the service sent one. */
   readonly requestId?: string | undefined
   /**
-   * For a 429: the wait the service asked for, in ms, when it is not the response's own
-   * `Retry-After` (the SDK passes what is left of the client's pause). Default: read from `headers`.
+   * The wait to report as {@link APIError.retryAfterMs}, in ms, when it is not the response's own
+   * (for a call refused during the client's 429 pause, the SDK passes what is left of the pause).
+   * Default: read from `headers` (`retry-after-ms`, else `Retry-After`).
    */
   readonly retryAfterMs?: number | undefined
 }
@@ -144,6 +145,18 @@ export class APIError extends ChatServiceError {
   readonly path: string
   /** The `x-request-id` response header (quote it in support tickets); `undefined` when absent. */
   readonly requestId: string | undefined
+  /**
+   * How long the service asked the caller to wait before trying again, in ms, on whatever status
+   * it said so with (a 429, a 503, a 3xx with `Retry-After`, ...): from `retry-after-ms`
+   * (milliseconds, fractions rounded up), else `Retry-After` in whole seconds or as an HTTP date
+   * (counted from when the error was made; a date in the past is 0). `undefined` when the response
+   * has neither, or neither is readable. For a {@link RateLimitError} thrown because the client is
+   * paused after a 429 (`rateLimitPause: 'fail'`), what is left of that pause.
+   *
+   * The SDK has already honoured it for the statuses it retries (waits of up to 60 s); use it to
+   * schedule your own later attempt, e.g. a job queue's delay.
+   */
+  readonly retryAfterMs: number | undefined
 
   /** `retryable` follows the status: `true` for 408, 429, 500, 502, 503 and 504. */
   constructor(init: APIErrorInit, message?: string) {
@@ -154,6 +167,7 @@ export class APIError extends ChatServiceError {
     this.method = init.method
     this.path = init.path
     this.requestId = init.requestId
+    this.retryAfterMs = init.retryAfterMs ?? serverRequestedDelay(init.headers)
   }
 }
 
@@ -193,23 +207,12 @@ export class UnprocessableEntityError extends APIError {
  * paused after a 429, or whose waits for that pause would pass 60,000 ms per try. Then `status`,
  * `headers`, `body` and `requestId` are those of the 429 that started the pause, or, when the pause
  * came from a `rateLimitStore` (another process's 429), `429`, `{}`, `undefined` and `undefined`;
- * the message says which. `retryAfterMs` is what is left of the pause. `retryable: true`.
+ * the message says which. `retryAfterMs` (see {@link APIError.retryAfterMs}) is the wait the 429
+ * asked for, or, for a call refused during the pause, what is left of the pause. `retryable: true`.
  */
 export class RateLimitError extends APIError {
   /** Always `'RateLimitError'`. */
   override readonly name: string = 'RateLimitError'
-  /**
-   * How long the service asked to wait, in ms: from `retry-after-ms`, or `Retry-After` in seconds or
-   * as an HTTP date (counted from when the error was made); for a call refused by
-   * `rateLimitPause: 'fail'`, what is left of the client's pause. `undefined` when the service did
-   * not say.
-   */
-  readonly retryAfterMs: number | undefined
-
-  constructor(init: APIErrorInit, message?: string) {
-    super(init, message)
-    this.retryAfterMs = init.retryAfterMs ?? serverRequestedDelay(init.headers)
-  }
 }
 /**
  * HTTP 500 or above: the service failed. 500, 502, 503 and 504 are retried before this is thrown

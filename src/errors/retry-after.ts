@@ -1,6 +1,6 @@
 /**
  * What a response says about trying again, read the same way by the errors (`retryable`,
- * `RateLimitError.retryAfterMs`) and by the retry policy (`src/internal/retry-policy.ts`).
+ * `APIError.retryAfterMs`) and by the retry policy (`src/internal/retry-policy.ts`).
  */
 
 /** Statuses retried automatically: 408, 429, 500, 502, 503, 504 (frozen). */

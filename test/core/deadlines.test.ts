@@ -163,6 +163,45 @@ describe('the 429 pause', () => {
   })
 })
 
+describe('APIError.retryAfterMs, on every status the service sends a wait with', () => {
+  it('a 503 with Retry-After: 7 carries 7,000 ms; a 400 with retry-after-ms, a 502 with an HTTP date, too; undefined when absent', async () => {
+    const inTenSeconds = new Date(Date.now() + 10_000).toUTCString()
+    for (const [status, headers, ErrorClass, expected] of [
+      [503, { 'retry-after': '7' }, InternalServerError, [7_000, 7_000]],
+      [502, { 'retry-after': inTenSeconds }, InternalServerError, [8_000, 10_000]],
+      [400, { 'retry-after-ms': '1499.2' }, BadRequestError, [1_500, 1_500]],
+      [404, { 'retry-after': '0' }, NotFoundError, [0, 0]],
+      [503, {}, InternalServerError, undefined],
+      [503, { 'retry-after': 'soon' }, InternalServerError, undefined],
+    ] as const) {
+      server.respond(() => ({ status, headers, body: { error: 'busy' } }))
+      const error = (await rejection(makeClient({ maxRetries: 0 }).agents.list())) as APIError
+      expect(error).toBeInstanceOf(ErrorClass)
+      if (expected === undefined) expect(error.retryAfterMs).toBeUndefined()
+      else {
+        expect(error.retryAfterMs).toBeGreaterThanOrEqual(expected[0])
+        expect(error.retryAfterMs).toBeLessThanOrEqual(expected[1])
+      }
+    }
+  })
+
+  it('the 503 a totalTimeout gave up on keeps the wait it asked for, for the caller to schedule its own retry', async () => {
+    server.respond(() => ({ status: 503, headers: { 'retry-after': '30' }, body: { error: 'busy' } }))
+    const error = await rejection(makeClient({ totalTimeout: 2_000, maxRetries: 5 }).agents.list())
+    expect(error).toBeInstanceOf(APITimeoutError)
+    const cause = (error as APITimeoutError).cause as APIError
+    expect(cause).toBeInstanceOf(InternalServerError)
+    expect(cause.retryAfterMs).toBe(30_000)
+  })
+
+  it('an APIError you make yourself reads its headers too, and an explicit retryAfterMs wins', () => {
+    const init = { status: 503, headers: { 'retry-after': '3' }, body: undefined, method: 'GET', path: '/x' }
+    expect(new InternalServerError(init).retryAfterMs).toBe(3_000)
+    expect(new APIError({ ...init, retryAfterMs: 1_000 }).retryAfterMs).toBe(1_000)
+    expect(JSON.parse(JSON.stringify(new APIError(init)))).toMatchObject({ retryAfterMs: 3_000 })
+  })
+})
+
 describe('RateLimitError.retryAfterMs', () => {
   it('reads Retry-After in seconds, as an HTTP date, and retry-after-ms; undefined when absent', async () => {
     const inTenSeconds = new Date(Date.now() + 10_000).toUTCString()
