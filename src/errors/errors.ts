@@ -40,8 +40,7 @@ export interface ChatServiceErrorOptions extends ErrorOptions {
 
 /**
  * Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. Thrown as
- * itself for a closed client, a request the SDK cancelled, or a result it cannot give (two customer
- * users with one `external_id`): `retryable: false`.
+ * itself for a closed client or a request the SDK cancelled: `retryable: false`.
  */
 export class ChatServiceError extends Error {
   /** Always `'ChatServiceError'`. */
@@ -334,6 +333,54 @@ export class StaleCursorError extends ChatServiceError {
   override readonly name: string = 'StaleCursorError'
 }
 
+/** What {@link DuplicateExternalIdError}'s constructor takes. */
+export interface DuplicateExternalIdErrorInit {
+  /** The `external_id` looked up. */
+  readonly externalId: string
+  /** The internal ids of the users found with it (two or more), in the order listed. */
+  readonly ids: readonly string[]
+  /** Whether `ids` stops short of every match (the lookup stopped collecting at its bound). Default `false`. */
+  readonly truncated?: boolean | undefined
+}
+
+/** How many ids the message of a {@link DuplicateExternalIdError} writes out (the rest are counted). */
+const MAX_IDS_IN_MESSAGE = 10
+
+/**
+ * `customerUsers.findByExternalId` (or `updateMetadata`, which looks the user up the same way)
+ * found more than one customer user whose `external_id` is exactly the one asked for, so no single
+ * user can be returned (or updated: nothing was written). The service does not promise that
+ * external ids are unique; resolving the duplicate is up to you (the users are in `ids`; see them
+ * with `customerUsers.list({ external_id })`). `retryable: false`: the same lookup finds the same
+ * users until the data changes. Its message names the external id and the ids (at most 10, then a
+ * count), scrubbed of secrets like every message of the SDK.
+ */
+export class DuplicateExternalIdError extends ChatServiceError {
+  /** Always `'DuplicateExternalIdError'`. */
+  override readonly name: string = 'DuplicateExternalIdError'
+  /** The `external_id` that more than one user has. */
+  readonly externalId: string
+  /**
+   * The internal `id` of every user found with it, each once, in the order the service listed
+   * them (over every page of the filter: a user that a page shift showed twice counts once).
+   * The SDK collects at most 1,000: with more, the lookup stops there and the message says
+   * "at least 1000".
+   */
+  readonly ids: readonly string[]
+
+  constructor(init: DuplicateExternalIdErrorInit) {
+    const shown = init.ids.slice(0, MAX_IDS_IN_MESSAGE).join(', ')
+    const more = init.ids.length > MAX_IDS_IN_MESSAGE ? ` and ${init.ids.length - MAX_IDS_IN_MESSAGE} more` : ''
+    const count = init.truncated === true ? `At least ${init.ids.length}` : String(init.ids.length)
+    super(
+      `${count} customer users have the external_id ${JSON.stringify(init.externalId)} (ids ${shown}${more}): it is not unique, ` +
+        'so no single user can be chosen. Resolve the duplicate; see them with customerUsers.list({ external_id }).',
+    )
+    this.externalId = init.externalId
+    this.ids = Object.freeze([...init.ids])
+  }
+}
+
 const MAX_ISSUES_IN_MESSAGE = 10
 
 /**
@@ -428,6 +475,7 @@ for (const [errorClass, brand] of [
   [RequestValidationError, 'RequestValidationError'],
   [ResponseValidationError, 'ResponseValidationError'],
   [StaleCursorError, 'StaleCursorError'],
+  [DuplicateExternalIdError, 'DuplicateExternalIdError'],
 ] as const) {
   BRAND_BY_CLASS.set(errorClass, brand)
 }

@@ -9,6 +9,8 @@ export {
   ChatServiceError,
   type ChatServiceErrorOptions,
   ConflictError,
+  DuplicateExternalIdError,
+  type DuplicateExternalIdErrorInit,
   InternalServerError,
   NotFoundError,
   PermissionDeniedError,

@@ -176,6 +176,14 @@ export class RequestPipeline {
     )
   }
 
+  /**
+   * `value` with every secret this client knows scrubbed (strings, and the strings in arrays and
+   * objects): for an error a resource builds from what the service sent, which never sees the redactor.
+   */
+  scrub<T>(value: T): T {
+    return this.#transport.redactor.redactValue(value)
+  }
+
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
   warn(message: string, fields: Record<string, unknown>): void {
     this.#options.log.log('warn', message, fields)

@@ -6,7 +6,7 @@ import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
-import { ChatServiceError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
+import { DuplicateExternalIdError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import { skippedIn, type MemberCheck, type SkippedItem } from '../internal/read-response.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
@@ -386,8 +386,9 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param externalId - The calling system's own user id, compared exactly (case and whitespace included).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`: for every page request.
    * @returns An {@link APIPromise} of the user (fields as in `list`), or `null`.
-   * @throws ChatServiceError when several users have this `external_id` (the message says how
-   * many; list them with `list({ external_id })`); ResponseValidationError naming the user (its id
+   * @throws DuplicateExternalIdError when several users have this `external_id` (its `ids` lists
+   * them, every page of the filter read; at most 1,000, the lookup stops there);
+   * ResponseValidationError naming the user (its id
    * and external_id, then its issues at `data.N.metadata…`) when the user exists but its metadata
    * does not match your `withMetadata` schema (under `onInvalidMetadata: 'skip'` or
    * `responseValidation: 'warn'` it is not "no such user"); RequestValidationError for an empty
@@ -463,7 +464,8 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * any) and returns (or resolves with) the new one.
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, for every request.
    * @returns The updated user, or `undefined` when no user has this `external_id` (nothing is sent then).
-   * @throws ChatServiceError when more than one user has this `external_id` (nothing is written);
+   * @throws DuplicateExternalIdError when more than one user has this `external_id` (nothing is
+   * written; `ids` lists them);
    * ResponseValidationError when the user's stored metadata does not match your schema (under
    * `onInvalidMetadata: 'skip'` too: the error names the user; nothing is written); otherwise the
    * errors of `findByExternalId` and `update`, and whatever `update` throws.
@@ -498,7 +500,8 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
       return this.#pipeline.refuse(operation, error)
     }
     let found: CustomerUser<Metadata> | undefined
-    let count = 0
+    // Distinct ids: a user a page shift shows twice is one user, not a duplicate.
+    const ids = new Set<string>()
     let response: APIResponse | undefined
     const pages = listPages(this.#pipeline, operation, {}, { external_id: externalId, limit: MAX_LIMIT }, options).pages()
     for await (const page of pages) {
@@ -506,18 +509,28 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
       for (const user of page.data) {
         if (user.external_id !== externalId) continue
         found ??= user
-        count++
+        ids.add(user.id)
       }
       // A user left out for its metadata is there all the same: never "no such user".
       const invalid = page.skipped.find((user) => user.external_id === externalId)
       if (invalid !== undefined) throw invalidMetadata(invalid, operation.name)
+      // Enough to resolve by hand; a service that lists more need not be read to its end.
+      if (ids.size >= MAX_DUPLICATE_IDS) throw this.#notUnique(externalId, [...ids].slice(0, MAX_DUPLICATE_IDS), true)
     }
-    // Read to the end even after a second match: the error says how many there are.
-    if (count > 1) throw notUnique(count)
+    // Read to the end even after a second match: the error lists every one.
+    if (ids.size > 1) throw this.#notUnique(externalId, [...ids], false)
     // The loop has read at least the first page (a failure throws out of it).
     return { data: found ?? null, response: response as APIResponse }
   }
+
+  /** The error of a lookup by `external_id` that found several users: what it holds scrubbed of secrets, as every error's. */
+  #notUnique(externalId: string, ids: string[], truncated: boolean): DuplicateExternalIdError {
+    return new DuplicateExternalIdError({ externalId: this.#pipeline.scrub(externalId), ids: this.#pipeline.scrub(ids), truncated })
+  }
 }
+
+/** The most ids a {@link DuplicateExternalIdError} collects: the lookup stops reading pages there. */
+const MAX_DUPLICATE_IDS = 1_000
 
 /** The error of a lookup by `external_id` whose user is there but was left out for its metadata. */
 function invalidMetadata(user: SkippedCustomerUser, operation: string): ResponseValidationError {
@@ -525,13 +538,5 @@ function invalidMetadata(user: SkippedCustomerUser, operation: string): Response
   return item.error(
     `customer user ${user.id} (external_id ${JSON.stringify(user.external_id)}) exists, but its metadata does not match your ` +
       `withMetadata schema, so ${operation} cannot return it: fix the stored metadata (or the schema)`,
-  )
-}
-
-/** The error of a lookup by `external_id` that found `count` (> 1) users. */
-function notUnique(count: number): ChatServiceError {
-  return new ChatServiceError(
-    `${count} customer users have this external_id: it is not unique, so no single user can be chosen. ` +
-      'See them with customerUsers.list({ external_id }) and resolve the duplicate.',
   )
 }

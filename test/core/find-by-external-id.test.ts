@@ -8,7 +8,13 @@
 import { inspect } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import * as z from 'zod'
-import { ChatServiceClient, ChatServiceError, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
+import {
+  ChatServiceClient,
+  ChatServiceError,
+  DuplicateExternalIdError,
+  RequestValidationError,
+  ResponseValidationError,
+} from 'chat-service-sdk'
 import { createFakeChatService, type CustomerUserSeed, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, customerUser, listBody } from '../helpers/fixtures.ts'
 import { rejection, targetOf, type Arrival, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
@@ -83,17 +89,73 @@ describe('against a service whose filter matches partially', () => {
     expect(await client.customerUsers.findByExternalId('ext-1')).toBeNull()
   })
 
-  it('two users with this external id, on different pages: a ChatServiceError that says how many, no secret', async () => {
+  it('three users with this external id, on different pages: DuplicateExternalIdError with every id, no secret', async () => {
     server.respond(partialMatching([user(1, 'ext-1'), ...nearMatches(120), user(2, 'ext-1'), user(3, 'ext-1')]))
     const error = await rejection(client.customerUsers.findByExternalId('ext-1'))
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
     expect(error).toBeInstanceOf(ChatServiceError)
     expect(error).not.toBeInstanceOf(RequestValidationError)
-    const { message } = error as ChatServiceError
-    expect(message).toContain('3 customer users have this external_id')
-    expect(message).toContain('not unique')
-    // Every page was read, to count them.
+    const duplicate = error as DuplicateExternalIdError
+    expect(duplicate.name).toBe('DuplicateExternalIdError')
+    expect(duplicate.externalId).toBe('ext-1')
+    expect(duplicate.ids).toStrictEqual(['cu-1', 'cu-2', 'cu-3'])
+    expect(duplicate.retryable).toBe(false)
+    expect(duplicate.message).toContain('3 customer users have the external_id "ext-1" (ids cu-1, cu-2, cu-3)')
+    expect(duplicate.message).toContain('not unique')
+    // Every page was read, to collect them.
     expect(server.arrivals).toHaveLength(2)
-    for (const view of [message, String(error), inspect(error), JSON.stringify(error)]) expect(view).not.toContain(KEY_SECRET)
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({
+      name: 'DuplicateExternalIdError',
+      externalId: 'ext-1',
+      ids: ['cu-1', 'cu-2', 'cu-3'],
+    })
+    for (const view of [duplicate.message, String(error), inspect(error), JSON.stringify(error)]) expect(view).not.toContain(KEY_SECRET)
+  })
+
+  it('one user a page shift shows on two pages is one user, not a duplicate', async () => {
+    // Page 2 begins with the last user of page 1 again (a user was added before it in between).
+    const users = [...nearMatches(99), user(1, 'ext-1'), ...nearMatches(30, 99)]
+    server.respond((request) => {
+      const page = Number(targetOf(request).query.get('page'))
+      const rows = page === 1 ? users.slice(0, 100) : users.slice(99)
+      return { body: listBody(rows, page, 100, 131) }
+    })
+    expect(await client.customerUsers.findByExternalId('ext-1')).toMatchObject({ id: 'cu-1' })
+    expect(server.arrivals).toHaveLength(2)
+  })
+
+  it('ids the service sent with a secret in them, and an external id holding one, are scrubbed like every error', async () => {
+    const secretId = `cu-${KEY_SECRET}`
+    server.respond(() => ({ body: listBody([{ ...user(1, 'ext-1'), id: secretId }, user(2, 'ext-1')]) }))
+    const error = (await rejection(client.customerUsers.findByExternalId('ext-1'))) as DuplicateExternalIdError
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
+    expect(error.ids).toHaveLength(2)
+    expect(error.ids[0]).toContain('[REDACTED]')
+    expect(error.ids[1]).toBe('cu-2')
+    for (const view of [error.message, String(error), inspect(error), JSON.stringify(error)]) expect(view).not.toContain(KEY_SECRET)
+
+    server.respond(() => ({ body: listBody([user(1, KEY_SECRET), user(2, KEY_SECRET)]) }))
+    const second = (await rejection(client.customerUsers.findByExternalId(KEY_SECRET))) as DuplicateExternalIdError
+    expect(second.externalId).toBe('[REDACTED]')
+    for (const view of [second.message, inspect(second), JSON.stringify(second)]) expect(view).not.toContain(KEY_SECRET)
+  })
+
+  it('collects at most 1,000 ids: with more, it stops reading there and says "at least"', async () => {
+    const many = Array.from({ length: 1_250 }, (_, i) => user(i + 1, 'ext-1'))
+    server.respond(partialMatching(many))
+    const error = (await rejection(client.customerUsers.findByExternalId('ext-1'))) as DuplicateExternalIdError
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
+    expect(error.ids).toHaveLength(1_000)
+    expect(error.ids[999]).toBe('cu-1000')
+    expect(error.message).toMatch(/^At least 1000 customer users have the external_id "ext-1" \(ids cu-1, .*, cu-10 and 990 more\)/)
+    expect(server.arrivals).toHaveLength(10) // not 13
+  })
+
+  it('a DuplicateExternalIdError you make yourself', () => {
+    const error = new DuplicateExternalIdError({ externalId: 'crm-1', ids: ['a', 'b'] })
+    expect(error.message).toContain('2 customer users have the external_id "crm-1" (ids a, b)')
+    expect(Object.isFrozen(error.ids)).toBe(true)
+    expect(error.retryable).toBe(false)
   })
 
   it('.withResponse() gives the response of the last page read', async () => {
@@ -134,7 +196,8 @@ describe('against a service whose filter matches partially', () => {
   it('updateMetadata shares the lookup: duplicates are refused the same way, nothing written', async () => {
     server.respond(partialMatching([user(1, 'ext-1'), user(2, 'ext-1')]))
     const error = await rejection(client.customerUsers.updateMetadata('ext-1', (metadata) => ({ ...metadata, touched: true })))
-    expect((error as ChatServiceError).message).toContain('2 customer users have this external_id')
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
+    expect((error as DuplicateExternalIdError).ids).toStrictEqual(['cu-1', 'cu-2'])
     expect(server.arrivals.map((arrival) => arrival.method)).toStrictEqual(['GET'])
   })
 })

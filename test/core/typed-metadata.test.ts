@@ -10,7 +10,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import * as z from 'zod'
-import { ChatServiceClient, ChatServiceError, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
+import { ChatServiceClient, DuplicateExternalIdError, RequestValidationError, ResponseValidationError } from 'chat-service-sdk'
 import { createFakeChatService, type CustomerUserSeed, type FakeServerHandle, type RecordedRequest } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, customerUser, listBody } from '../helpers/fixtures.ts'
 import {
@@ -466,7 +466,7 @@ describe('at a service the fake cannot play', () => {
     expect(page.data[0]?.metadata).toBeNull()
   })
 
-  it('updateMetadata: two users with the same external_id is a ChatServiceError, fn not called, no PUT', async () => {
+  it('updateMetadata: two users with the same external_id is a DuplicateExternalIdError, fn not called, no PUT', async () => {
     loopback.respond((request) =>
       listing([user(1, { version: 1, tier: 'gold' }, 'dup'), user(2, { version: 1, tier: 'free' }, 'dup')], request),
     )
@@ -477,8 +477,8 @@ describe('at a service the fake cannot play', () => {
         return current
       }),
     )
-    expect(error).toBeInstanceOf(ChatServiceError)
-    expect((error as Error).message).toContain('2 customer users have this external_id')
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
+    expect(error).toMatchObject({ externalId: 'dup', ids: ['cu-1', 'cu-2'] })
     expect(calls).toBe(0)
     expect(loopback.arrivals.map((arrival) => arrival.method)).toStrictEqual(['GET'])
   })
