@@ -5,10 +5,12 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { DEFAULT_COMPRESSION_MIN_BYTES } from './content-coding.ts'
 import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
 import { createFakeChatService } from './fake-service.ts'
-import type { FakeServerHandle, RateLimitOptions } from './types.ts'
+import type { FakeCompression, FakeServerHandle, RateLimitOptions } from './types.ts'
 
 /** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
 const DEFAULT_PORT = 4010
@@ -37,9 +39,37 @@ Options:
                        rate-limit each API key pair: a token bucket of BURST requests (default
                        RPS rounded up) refilled at RPS a second; 429 with Retry-After when empty
   --record-requests N  keep the latest N requests for GET /__fake/requests (default ${DEFAULT_RECORDED}; 0: none)
+  --compression off|gzip|br
+                       compress response bodies with only this coding when the client accepts it,
+                       or never (off). Default: gzip or br, as accept-encoding asks (br first)
+  --compression-min-bytes N
+                       bodies under N bytes go uncompressed (default ${DEFAULT_COMPRESSION_MIN_BYTES}): with its headers such a
+                       response fits one TCP segment either way, so compressing it costs CPU and
+                       saves nothing (real servers skip them too); 0 compresses every non-empty body
   --json               print one JSON line {"baseUrl","keyId","keySecret"} instead of the text
+  --version            print the version of chat-service-sdk, which this command comes with
   -h, --help           show this text
 `
+
+/**
+ * The version of the package this command comes with, read from its package.json at run time
+ * (not bundled into the command): the bin (dist/testing/cli.js) and this file (src/testing/) are
+ * both two folders below the package's root.
+ */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name?: unknown; version?: unknown }
+  if (manifest.name !== 'chat-service-sdk' || typeof manifest.version !== 'string') {
+    throw new Error(`the package.json two folders above ${import.meta.url} is not chat-service-sdk's`)
+  }
+  return manifest.version
+}
+
+/** `--compression off|gzip|br`: the codings offered (absent: both). */
+function compressionOf(text: string | undefined): FakeCompression {
+  if (text === undefined) return true
+  if (text === 'off' || text === 'gzip' || text === 'br') return text
+  throw new UsageError(`--compression must be off, gzip or br, not ${JSON.stringify(text)}`)
+}
 
 /** Bad command-line arguments: reported with the usage text, exit status 2. */
 class UsageError extends Error {}
@@ -49,6 +79,8 @@ interface CliOptions {
   host: string
   recordRequests: number
   latencyMs: number
+  compression: FakeCompression
+  compressionMinBytes: number
   rateLimit: RateLimitOptions | undefined
   dataset: GenerateDatasetOptions
   json: boolean
@@ -84,7 +116,7 @@ function rateLimitOf(text: string): RateLimitOptions {
   return { requestsPerSecond: rps, burst }
 }
 
-function parse(args: string[]): CliOptions | 'help' {
+function parse(args: string[]): CliOptions | 'help' | 'version' {
   let values
   try {
     ;({ values } = parseArgs({
@@ -102,14 +134,18 @@ function parse(args: string[]): CliOptions | 'help' {
         'rate-limit': { type: 'string' },
         host: { type: 'string' },
         'record-requests': { type: 'string' },
+        compression: { type: 'string' },
+        'compression-min-bytes': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', default: false },
       },
     }))
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error))
   }
   if (values.help) return 'help'
+  if (values.version) return 'version'
   const latency = values.latency === undefined ? 0 : Number(values.latency)
   if (values.latency !== undefined && (values.latency.trim() === '' || !Number.isFinite(latency) || latency < 0)) {
     throw new UsageError(`--latency must be a number of ms >= 0, not ${JSON.stringify(values.latency)}`)
@@ -119,6 +155,8 @@ function parse(args: string[]): CliOptions | 'help' {
     host: hostOf(values.host),
     recordRequests: integer('record-requests', values['record-requests'], DEFAULT_RECORDED, 0),
     latencyMs: latency,
+    compression: compressionOf(values.compression),
+    compressionMinBytes: integer('compression-min-bytes', values['compression-min-bytes'], DEFAULT_COMPRESSION_MIN_BYTES, 0),
     rateLimit: values['rate-limit'] === undefined ? undefined : rateLimitOf(values['rate-limit']),
     json: values.json,
     dataset: {
@@ -135,6 +173,11 @@ function describe(options: CliOptions, server: FakeServerHandle, companyId: stri
   const { baseUrl, keyId, keySecret } = server.clientOptions()
   const d = options.dataset
   const latency = options.latencyMs > 0 ? `, ${options.latencyMs} ms latency` : ''
+  const coding = options.compression === true ? 'gzip or br' : options.compression
+  const compression =
+    options.compression === 'off'
+      ? 'Compression: off'
+      : `Compression: ${coding} for bodies of ${options.compressionMinBytes} bytes or more, as accept-encoding asks`
   const limit = options.rateLimit
   const rate =
     limit === undefined
@@ -142,6 +185,7 @@ function describe(options: CliOptions, server: FakeServerHandle, companyId: stri
       : `\nRate limit per API key pair: ${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}`
   return `chat-service-fake: the fake Chat Service is listening on ${baseUrl}
 Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}${rate}
+${compression}
 
 API key pair (company ${companyId}):
   keyId      ${keyId}
@@ -171,16 +215,20 @@ export type CommandResult = { exitCode: number } | { server: FakeServerHandle; j
 
 /**
  * Runs `chat-service-fake` with `args` (without the node and script paths). Returns the exit
- * status when there is nothing to serve: 0 for `--help`, 2 for bad arguments, 1 when the server
- * cannot start; otherwise the running server, after writing its description.
+ * status when there is nothing to serve: 0 for `--help` and `--version`, 2 for bad arguments, 1
+ * when the server cannot start; otherwise the running server, after writing its description.
  */
 export async function runCommand(args: string[], output: CommandOutput): Promise<CommandResult> {
-  let options: CliOptions | 'help'
+  let options: CliOptions | 'help' | 'version'
   let seed
   try {
     options = parse(args)
     if (options === 'help') {
       output.out(USAGE)
+      return { exitCode: 0 }
+    }
+    if (options === 'version') {
+      output.out(`chat-service-fake ${packageVersion()}\n`)
       return { exitCode: 0 }
     }
     // RangeError for impossible combinations (e.g. conversations without customer users).
@@ -196,6 +244,8 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
     latencyMs: options.latencyMs,
     recordRequests: options.recordRequests,
     rateLimit: options.rateLimit,
+    compression: options.compression,
+    compressionMinBytes: options.compressionMinBytes,
   })
   let server: FakeServerHandle
   try {

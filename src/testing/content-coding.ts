@@ -9,12 +9,56 @@
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { FakeResponse } from './http.ts'
+import type { FakeCompression } from './types.ts'
 
 /** A content coding the fake can send. */
 export type ContentCoding = 'br' | 'gzip'
 
 /** The codings the fake compresses with, in its order of preference when q-values tie. */
 const SUPPORTED: readonly ContentCoding[] = ['br', 'gzip']
+
+/**
+ * The default `compressionMinBytes`: bodies under 1 KiB go uncompressed. With its headers such a
+ * response fits one TCP segment (an MSS of 1,460 bytes on Ethernet) compressed or not, so
+ * compressing it saves no packet and no round trip, only CPU at both ends: real servers skip them
+ * too (nginx's `gzip_min_length`, CloudFront compresses from 1,000 bytes). Documented in TESTING.md
+ * and `chat-service-fake --help`.
+ */
+export const DEFAULT_COMPRESSION_MIN_BYTES = 1024
+
+/** What a listening server does about compression: the codings it offers, and the smallest body it compresses. */
+export interface CompressionPolicy {
+  readonly codings: readonly ContentCoding[]
+  readonly minBytes: number
+}
+
+/**
+ * The policy of `compression` and `compressionMinBytes` (options of the fake or of one `listen`);
+ * `undefined` when compression is off.
+ * @throws RangeError for a `compression` that is none of `true`, `false`, `'off'`, `'gzip'`,
+ * `'br'`, or a `compressionMinBytes` that is not an integer of at least 0.
+ */
+export function compressionPolicy(compression: FakeCompression | undefined, minBytes: number | undefined): CompressionPolicy | undefined {
+  if (minBytes !== undefined && !(Number.isSafeInteger(minBytes) && minBytes >= 0)) {
+    throw new RangeError(`chat-service-sdk/testing: compressionMinBytes must be an integer >= 0, not ${String(minBytes)}`)
+  }
+  const min = minBytes ?? DEFAULT_COMPRESSION_MIN_BYTES
+  switch (compression) {
+    case undefined:
+    case true:
+      return { codings: SUPPORTED, minBytes: min }
+    case 'gzip':
+    case 'br':
+      return { codings: [compression], minBytes: min }
+    case false:
+    case 'off':
+      return undefined
+    default:
+      throw new RangeError(
+        `chat-service-sdk/testing: compression must be true, false, 'off', 'gzip' or 'br', not ${JSON.stringify(compression)}`,
+      )
+  }
+}
 
 /** `name;q=0.5` → `{ name: 'name', q: 0.5 }`; a malformed element is `undefined`. */
 function parseElement(element: string): { name: string; q: number } | undefined {
@@ -33,14 +77,18 @@ function parseElement(element: string): { name: string; q: number } | undefined 
 }
 
 /**
- * The coding to answer a request with, from its `accept-encoding` header: the supported coding
- * with the highest q-value above 0 (`br` before `gzip` when they tie; `*` stands for any coding
- * the header does not name), or `identity` (no compression) when the header is absent or empty,
- * names none of them, or prefers `identity` (a strictly higher q). When every coding, identity
- * included, is refused (`identity;q=0`, or `*;q=0` without identity), the body is still sent
- * uncompressed, as common servers do, rather than 406. Malformed elements are ignored.
+ * The coding to answer a request with, from its `accept-encoding` header: of the codings
+ * `offered` (default both, `br` first), the one with the highest q-value above 0 (the first
+ * offered when they tie; `*` stands for any coding the header does not name), or `identity` (no
+ * compression) when the header is absent or empty, names none of them, or prefers `identity` (a
+ * strictly higher q). When every coding, identity included, is refused (`identity;q=0`, or
+ * `*;q=0` without identity), the body is still sent uncompressed, as common servers do, rather
+ * than 406. Malformed elements are ignored.
  */
-export function negotiateCoding(acceptEncoding: string | undefined): ContentCoding | 'identity' {
+export function negotiateCoding(
+  acceptEncoding: string | undefined,
+  offered: readonly ContentCoding[] = SUPPORTED,
+): ContentCoding | 'identity' {
   if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity'
   const weights = new Map<string, number>()
   for (const element of acceptEncoding.split(',')) {
@@ -52,7 +100,7 @@ export function negotiateCoding(acceptEncoding: string | undefined): ContentCodi
   const star = weights.get('*')
   const qOf = (name: string): number => weights.get(name) ?? star ?? 0
   let best: ContentCoding | undefined
-  for (const coding of SUPPORTED) if (qOf(coding) > 0 && (best === undefined || qOf(coding) > qOf(best))) best = coding
+  for (const coding of offered) if (qOf(coding) > 0 && (best === undefined || qOf(coding) > qOf(best))) best = coding
   if (best === undefined) return 'identity'
   // A client that names a coding wants it, unless it names identity with a strictly higher q.
   const identity = weights.get('identity')
@@ -82,15 +130,20 @@ export function varyWithAcceptEncoding(vary: string | undefined): string {
 }
 
 /**
- * `response` as listen mode sends it to a request with this `accept-encoding`: every non-empty
- * body (no size threshold, so that a test sees decoding on every response, errors included) gets
- * `vary: accept-encoding`, and is compressed when the negotiation picks a coding. A body whose
+ * `response` as listen mode sends it to a request with this `accept-encoding`, under `policy`
+ * (`undefined`: compression off, sent as it is): every non-empty body gets
+ * `vary: accept-encoding` (whether it is compressed depends on the header), and one of at least
+ * `policy.minBytes` is compressed when the negotiation picks a coding. A body whose
  * `content-encoding` a fault set is sent as it is (so a test can send a broken one).
  */
-export function encodeResponse(response: FakeResponse, acceptEncoding: string | undefined): FakeResponse {
-  if (response.body.length === 0 || response.headers['content-encoding'] !== undefined) return response
+export function encodeResponse(
+  response: FakeResponse,
+  acceptEncoding: string | undefined,
+  policy: CompressionPolicy | undefined,
+): FakeResponse {
+  if (policy === undefined || response.body.length === 0 || response.headers['content-encoding'] !== undefined) return response
   const headers = { ...response.headers, vary: varyWithAcceptEncoding(response.headers['vary']) }
-  const coding = negotiateCoding(acceptEncoding)
+  const coding = response.body.length < policy.minBytes ? 'identity' : negotiateCoding(acceptEncoding, policy.codings)
   if (coding === 'identity') return { ...response, headers }
   return { status: response.status, headers: { ...headers, 'content-encoding': coding }, body: compressBody(response.body, coding) }
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { CompressionPolicy } from './content-coding.ts'
 import { ROUTES } from './endpoints.ts'
 import { FaultQueue, syntheticResponse } from './faults.ts'
 import { errorResponse, isBodilessStatus, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
@@ -33,8 +34,8 @@ export interface EngineOptions {
   latencyMs: number
   /** How many requests the log keeps (the latest ones): 0 records nothing, `Infinity` everything. */
   maxRecordedRequests: number
-  /** Whether listen mode compresses responses when the request asks (`accept-encoding`). */
-  compression: boolean
+  /** How listen mode compresses responses (`undefined`: never); a server's `listen` options may replace it. */
+  compression: CompressionPolicy | undefined
 }
 
 /** Request recording, faults and routing of one fake service. */

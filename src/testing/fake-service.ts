@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { appendMessages, deleteConversation, deleteMessage } from './changes.ts'
+import { compressionPolicy } from './content-coding.ts'
 import { createControl } from './control.ts'
 import { Engine } from './engine.ts'
 import { startHttpServer } from './http-server.ts'
@@ -18,6 +19,7 @@ import type {
   AgentRecord,
   ConversationRecord,
   FakeChatServiceOptions,
+  FakeListenOptions,
   FakeSeed,
   FakeServerHandle,
   FaultSpec,
@@ -57,9 +59,13 @@ export interface FakeChatService {
    * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `GET /__fake/requests`
    * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests` and
    * `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
-   * @throws the `listen` error of `node:http` (e.g. `EADDRINUSE`) when the port is taken.
+   *
+   * `compression` and `compressionMinBytes` override the fake's options for this server (see
+   * `FakeCompression`).
+   * @throws the `listen` error of `node:http` (e.g. `EADDRINUSE`) when the port is taken;
+   * RangeError (before listening) for a `compression` or `compressionMinBytes` out of range.
    */
-  listen(opts?: { port?: number | undefined; host?: string | undefined }): Promise<FakeServerHandle>
+  listen(opts?: FakeListenOptions): Promise<FakeServerHandle>
   /**
    * The next `n` requests that match `fault.match` (default: any) get `fault`
    * instead of (or on top of) normal handling; they are still recorded.
@@ -124,7 +130,8 @@ export interface FakeChatService {
  * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
  * open, the fake's choices are listed in TESTING.md ("The fake's choices").
  * @throws RangeError when `latencyMs` is negative or not finite, `recordRequests` is a number that is
- * not an integer of at least 0, or `rateLimit` is out of range
+ * not an integer of at least 0, `compression` is none of `true`, `false`, `'off'`, `'gzip'` and
+ * `'br'`, `compressionMinBytes` is not an integer of at least 0, or `rateLimit` is out of range
  * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1); Error when `seed` is
  * invalid (duplicate ids, unknown conversations, a key registered twice).
  */
@@ -137,7 +144,11 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit)
   const engine = new Engine(
     { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit },
-    { latencyMs, maxRecordedRequests: recordLimit(options.recordRequests), compression: options.compression ?? true },
+    {
+      latencyMs,
+      maxRecordedRequests: recordLimit(options.recordRequests),
+      compression: compressionPolicy(options.compression, options.compressionMinBytes),
+    },
   )
   const initial = options.seed
   if (initial) state.seed(initial)
@@ -157,8 +168,13 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       engine.faults.clear()
       if (initial) state.seed(initial)
     },
-    listen(opts) {
-      return startHttpServer(engine, opts, control)
+    async listen(opts = {}) {
+      // Checked before the server starts: a bad value rejects with a RangeError, nothing listens.
+      const compression =
+        opts.compression === undefined && opts.compressionMinBytes === undefined
+          ? engine.options.compression
+          : compressionPolicy(opts.compression ?? options.compression, opts.compressionMinBytes ?? options.compressionMinBytes)
+      return startHttpServer(engine, { port: opts.port, host: opts.host, compression }, control)
     },
     failNext(n, fault) {
       engine.faults.add(n, fault)

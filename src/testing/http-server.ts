@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Engine, ResponsePlan } from './engine.ts'
-import { encodeResponse } from './content-coding.ts'
+import { encodeResponse, type CompressionPolicy } from './content-coding.ts'
 import { isControlPath, type ControlHandler } from './control.ts'
 import { errorResponse, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
 import { registerServer } from './server-registry.ts'
@@ -18,14 +18,16 @@ import type { FakeClientOptions, FakeServerHandle } from './types.ts'
 export const MAX_BODY_BYTES = 16 * 1024 * 1024
 
 /**
- * Starts a server for `engine` on `host:port` (defaults `127.0.0.1`, 0 = any free port); `control`
- * answers the control endpoints (`/__fake/...`, see control.ts).
+ * Starts a server for `engine` on `host:port` (defaults `127.0.0.1`, 0 = any free port), compressing
+ * as `compression` says (default: the engine's policy); `control` answers the control endpoints
+ * (`/__fake/...`, see control.ts).
  */
 export async function startHttpServer(
   engine: Engine,
-  opts: { port?: number | undefined; host?: string | undefined } = {},
+  opts: { port?: number | undefined; host?: string | undefined; compression?: CompressionPolicy | undefined } = {},
   control?: ControlHandler,
 ): Promise<FakeServerHandle> {
+  const compression = 'compression' in opts ? opts.compression : engine.options.compression
   const host = opts.host ?? '127.0.0.1'
   const timers = new Set<NodeJS.Timeout>()
   let closed = false
@@ -53,7 +55,7 @@ export async function startHttpServer(
     req.on('error', () => {})
     req.on('end', () => {
       const accepted = req.headers['accept-encoding']
-      const encode = (r: FakeResponse): FakeResponse => (engine.options.compression ? encodeResponse(r, accepted) : r)
+      const encode = (r: FakeResponse): FakeResponse => encodeResponse(r, accepted, compression)
       /** Answers at once, outside the engine (no latency, no fault, not recorded). */
       const send = (r: FakeResponse): void => {
         const out = encode({ ...r, headers: { [REQUEST_ID_HEADER]: newRequestId(), ...r.headers } })

@@ -170,6 +170,31 @@ export interface FakeSeed {
   companies: CompanySeed[]
 }
 
+/**
+ * How a listening fake compresses response bodies (the `compression` option, and
+ * `chat-service-fake --compression`): the request's `accept-encoding` is negotiated (q-values,
+ * `*`, `identity`) among the codings offered, and bodies of at least `compressionMinBytes` are
+ * compressed with the one chosen (`content-encoding`; every non-empty body gets
+ * `vary: accept-encoding`). A body whose `content-encoding` a fault set is sent as it is.
+ *
+ * - `true` (default): gzip and br offered, br preferred when the client takes both;
+ * - `'gzip'` or `'br'`: only that coding offered (a client that does not take it gets the body as it is);
+ * - `false` or `'off'`: never compressed, no `vary` (for benchmarks that measure a client, not zlib).
+ */
+export type FakeCompression = boolean | 'off' | 'gzip' | 'br'
+
+/** Options of `FakeChatService.listen`. */
+export interface FakeListenOptions {
+  /** TCP port; default 0, a free port. */
+  port?: number | undefined
+  /** Address to listen on; default `127.0.0.1` (`0.0.0.0` serves other hosts; the control endpoints still answer loopback peers only). */
+  host?: string | undefined
+  /** This server's compression; default the fake's `compression` option. See {@link FakeCompression}. */
+  compression?: FakeCompression | undefined
+  /** This server's compression threshold in bytes; default the fake's `compressionMinBytes` option (1,024). */
+  compressionMinBytes?: number | undefined
+}
+
 /** How the customer-user `name` and `email` filters match (spec: "not shown"). */
 export type FilterMatch = 'exact' | 'partial'
 
@@ -210,12 +235,22 @@ export interface FakeChatServiceOptions {
    */
   recordRequests?: boolean | number | undefined
   /**
-   * Listen mode: whether a response is compressed (gzip or br, with `content-encoding` and
-   * `vary: accept-encoding`) when the request's `accept-encoding` asks for it, as a real server
-   * does. Default `true`; `false` always sends the body as it is (for benchmarks that measure a
-   * client, not zlib). msw mode never compresses. Negotiation rules: TESTING.md.
+   * Listen mode: how response bodies are compressed, as a real server does it (see
+   * {@link FakeCompression}; TESTING.md, "Compression"). Default `true`: gzip or br, as the
+   * request's `accept-encoding` asks, for bodies of at least `compressionMinBytes`. `listen()`
+   * may override it per server. msw mode never compresses.
    */
-  compression?: boolean | undefined
+  compression?: FakeCompression | undefined
+  /**
+   * Listen mode: bodies smaller than this many bytes are sent uncompressed, whatever the request
+   * accepts (they still get `vary: accept-encoding`). Default 1,024 (1 KiB): with its headers such
+   * a response fits one TCP segment (1,460 bytes on Ethernet) compressed or not, so compressing it
+   * saves no packet and no round trip, only CPU at both ends; real servers skip them the same way
+   * (nginx's `gzip_min_length`, CloudFront's 1,000-byte floor). 0 compresses every non-empty body
+   * (to see decoding on every response, a token's and an error's included). An integer of at
+   * least 0. `listen()` may override it per server.
+   */
+  compressionMinBytes?: number | undefined
   /**
    * Rate-limit every key pair (both modes): 429 with `Retry-After` once its token bucket is
    * empty. Default: no limit. See {@link RateLimitOptions}.

@@ -3,6 +3,7 @@
 // same file built): stopped by a signal, with its exit status.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { EventEmitter, once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
@@ -148,6 +149,8 @@ describe('chat-service-fake: what it prints and serves', () => {
     [['--rate-limit', '0'], '--rate-limit must be RPS or RPS/BURST (requests per second > 0, burst an integer >= 1), e.g. 10/20, not "0"'],
     [['--rate-limit', '5/0'], '--rate-limit must be RPS or RPS/BURST'],
     [['--rate-limit', 'fast'], '--rate-limit must be RPS or RPS/BURST'],
+    [['--compression', 'zstd'], '--compression must be off, gzip or br, not "zstd"'],
+    [['--compression-min-bytes=-1'], '--compression-min-bytes must be an integer >= 0, not "-1"'],
     [['--verbose'], "Unknown option '--verbose'"],
     [['--port'], "Option '--port <value>' argument missing"],
     [['4010'], 'Unexpected argument'],
@@ -159,11 +162,62 @@ describe('chat-service-fake: what it prints and serves', () => {
     expect(out).toBe('')
   })
 
+  it('--version prints the version of the package (its package.json, read when run), exit status 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    const { result, out, err } = await runInProcess(['--version'])
+    expect(result).toEqual({ exitCode: 0 })
+    expect(out).toBe(`chat-service-fake ${version}\n`)
+    expect(err).toBe('')
+    // The bin as a user starts it, from source (the packed one: test/cli/fake-bin.test.ts).
+    const run = start(['--version'])
+    expect(await run.exit).toEqual({ code: 0, signal: null })
+    expect(run.stdout()).toBe(`chat-service-fake ${version}\n`)
+  })
+
+  it('compresses only bodies worth it by default, and says so; --compression and --compression-min-bytes change it', async () => {
+    /** One token (a few hundred bytes) and one page of 50 messages, accepting gzip and br: their content-encoding. */
+    const codings = async (server: FakeServerHandle): Promise<[string | undefined, string | undefined]> => {
+      const { baseUrl, keyId, keySecret } = server.clientOptions()
+      const send = async (method: 'GET' | 'POST', path: string, extra: object): Promise<string | undefined> => {
+        const res = await request(`${baseUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip, br' },
+          body: JSON.stringify({ keyId, keySecret, ...extra }),
+        })
+        expect(res.statusCode).toBe(200)
+        await res.body.dump()
+        return res.headers['content-encoding'] as string | undefined
+      }
+      return [
+        await send('POST', '/rest/v1/auth/token', { userId: 'ext_00001' }),
+        await send('GET', '/rest/v1/conversations/conv_00001/messages', {}),
+      ]
+    }
+    for (const [args, line, expected] of [
+      [[], 'Compression: gzip or br for bodies of 1024 bytes or more, as accept-encoding asks', [undefined, 'br']],
+      [['--compression', 'gzip'], 'Compression: gzip for bodies of 1024 bytes or more', [undefined, 'gzip']],
+      [['--compression', 'br', '--compression-min-bytes', '0'], 'Compression: br for bodies of 0 bytes or more', ['br', 'br']],
+      [['--compression', 'off'], 'Compression: off', [undefined, undefined]],
+    ] as const) {
+      const { result, out } = await runInProcess(['--port', '0', ...args])
+      const server = serverOf(result)
+      try {
+        expect(out).toContain(line)
+        expect(await codings(server), args.join(' ')).toEqual(expected)
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
   it('--help prints the usage, exit status 0', async () => {
     const { result, out } = await runInProcess(['--help'])
     expect(result).toEqual({ exitCode: 0 })
     expect(out).toMatch(/^Usage: chat-service-fake \[options\]/)
     expect(out).toContain('--latency MS')
+    expect(out).toContain('--compression off|gzip|br')
+    expect(out).toContain('bodies under N bytes go uncompressed (default 1024)')
+    expect(out).toContain('--version')
   })
 
   it('a port in use: says so and how to choose another, exit status 1', async () => {

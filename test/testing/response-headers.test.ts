@@ -16,7 +16,8 @@ let fake: FakeChatService
 let server: FakeServerHandle
 
 beforeAll(async () => {
-  fake = createFakeChatService({ seed: fixtureSeed() })
+  // Every body compressed, small ones included: negotiation is checked on the fixtures' small lists.
+  fake = createFakeChatService({ seed: fixtureSeed(), compressionMinBytes: 0 })
   server = await fake.listen()
 })
 afterAll(() => server.close())
@@ -25,8 +26,8 @@ beforeEach(() => {
 })
 
 /** A raw request that sends `accept-encoding` as given (undici's request() adds none) and keeps the body's bytes. */
-async function raw(path: string, headers: Record<string, string>, body: unknown = KEY_A) {
-  const res = await request(server.url + path, {
+async function raw(path: string, headers: Record<string, string>, body: unknown = KEY_A, base = server.url) {
+  const res = await request(base + path, {
     method: 'GET',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -148,7 +149,7 @@ describe('compression (listen mode)', () => {
     expect(br.headers['content-encoding']).toBe('br')
     expect(JSON.parse(brotliDecompressSync(br.bytes).toString('utf8'))).toEqual(json)
 
-    // Error bodies too (no size threshold).
+    // Error bodies too (compressionMinBytes: 0).
     const notFound = await raw('/rest/v1/nope', { 'accept-encoding': 'gzip' })
     expect(notFound.status).toBe(404)
     expect(JSON.parse(gunzipSync(notFound.bytes).toString('utf8'))).toMatchObject({ error: { status: 404 } })
@@ -232,6 +233,103 @@ describe('compression (listen mode)', () => {
     } finally {
       await offServer.close()
     }
+  })
+})
+
+describe('compressing what is worth it (listen mode)', () => {
+  const seed = generateDataset({ seed: 3, agents: 30, customerUsers: 5, conversations: 2, messages: 100 })
+  const started: FakeServerHandle[] = []
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.close()))
+  })
+  async function serve(options: Parameters<typeof createFakeChatService>[0] = {}, listen: Parameters<FakeChatService['listen']>[0] = {}) {
+    const made = createFakeChatService({ seed, ...options })
+    const handle = await made.listen(listen)
+    started.push(handle)
+    return { fake: made, base: handle.url, key: handle.clientOptions() }
+  }
+  const BOTH = { 'accept-encoding': 'gzip, br' }
+
+  it('by default compresses bodies of 1,024 bytes or more only: a token and an error go as they are, a page of agents in br', async () => {
+    const { base, key } = await serve()
+    const token = await request(`${base}/rest/v1/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...BOTH },
+      body: JSON.stringify({ ...key, userId: 'ext_1' }),
+    })
+    const tokenBytes = Buffer.from(await token.body.arrayBuffer())
+    expect(token.statusCode).toBe(200)
+    expect(tokenBytes.length).toBeLessThan(1_024)
+    expect(token.headers['content-encoding']).toBeUndefined()
+    expect(token.headers['vary']).toBe('accept-encoding') // a bigger body would have been compressed
+    expect(JSON.parse(tokenBytes.toString('utf8'))).toHaveProperty('token')
+
+    const notFound = await raw('/rest/v1/nope', BOTH, key, base)
+    expect(notFound.status).toBe(404)
+    expect(notFound.headers['content-encoding']).toBeUndefined()
+
+    const agents = await raw('/rest/v1/agents?limit=30', BOTH, key, base)
+    expect(agents.headers['content-encoding']).toBe('br')
+    const json = brotliDecompressSync(agents.bytes)
+    expect(json.length).toBeGreaterThanOrEqual(1_024)
+    expect(JSON.parse(json.toString('utf8'))).toMatchObject({ pagination: { total: 30 } })
+  })
+
+  it('the threshold is the size before compression: 1,023 bytes go as they are, 1,024 are compressed', async () => {
+    const { fake: made, base, key } = await serve()
+    for (const [size, expected] of [
+      [1_023, undefined],
+      [1_024, 'gzip'],
+    ] as const) {
+      made.failNext(1, { status: 200, body: 'x'.repeat(size) })
+      const res = await raw('/rest/v1/agents', { 'accept-encoding': 'gzip' }, key, base)
+      expect(res.headers['content-encoding'], String(size)).toBe(expected)
+    }
+  })
+
+  it("compression: 'gzip' or 'br' offers that coding only; 'off' (and false) never compresses; compressionMinBytes moves the threshold", async () => {
+    const gzipOnly = await serve({ compression: 'gzip' })
+    expect((await raw('/rest/v1/agents?limit=30', BOTH, gzipOnly.key, gzipOnly.base)).headers['content-encoding']).toBe('gzip')
+    expect(
+      (await raw('/rest/v1/agents?limit=30', { 'accept-encoding': 'br' }, gzipOnly.key, gzipOnly.base)).headers['content-encoding'],
+    ).toBeUndefined()
+
+    const brOnly = await serve({ compression: 'br' })
+    expect(
+      (await raw('/rest/v1/agents?limit=30', { 'accept-encoding': 'gzip;q=1, br;q=0.1' }, brOnly.key, brOnly.base)).headers[
+        'content-encoding'
+      ],
+    ).toBe('br')
+
+    for (const off of ['off', false] as const) {
+      const none = await serve({ compression: off })
+      const res = await raw('/rest/v1/agents?limit=30', BOTH, none.key, none.base)
+      expect(res.headers['content-encoding']).toBeUndefined()
+      expect(res.headers['vary']).toBeUndefined()
+    }
+
+    const every = await serve({ compressionMinBytes: 0 })
+    expect((await raw('/rest/v1/nope', BOTH, every.key, every.base)).headers['content-encoding']).toBe('br')
+    const high = await serve({ compressionMinBytes: 1_000_000 })
+    expect((await raw('/rest/v1/agents?limit=30', BOTH, high.key, high.base)).headers['content-encoding']).toBeUndefined()
+  })
+
+  it('listen() overrides the fake’s compression per server; bad values are a RangeError before anything listens', async () => {
+    const shared = createFakeChatService({ seed, compression: 'off' })
+    const plain = await shared.listen()
+    const gzip = await shared.listen({ compression: 'gzip', compressionMinBytes: 0 })
+    started.push(plain, gzip)
+    const key = plain.clientOptions()
+    expect((await raw('/rest/v1/nope', BOTH, key, plain.url)).headers['content-encoding']).toBeUndefined()
+    expect((await raw('/rest/v1/nope', BOTH, key, gzip.url)).headers['content-encoding']).toBe('gzip')
+    // Only the threshold given: the coding stays the fake's (off).
+    const stillOff = await shared.listen({ compressionMinBytes: 0 })
+    started.push(stillOff)
+    expect((await raw('/rest/v1/nope', BOTH, key, stillOff.url)).headers['content-encoding']).toBeUndefined()
+
+    expect(() => createFakeChatService({ compression: 'zstd' as never })).toThrow(RangeError)
+    expect(() => createFakeChatService({ compressionMinBytes: -1 })).toThrow(/compressionMinBytes must be an integer >= 0/)
+    await expect(shared.listen({ compressionMinBytes: 1.5 })).rejects.toThrow(RangeError)
   })
 })
 
