@@ -73,9 +73,27 @@ export const settings = {
   jobsPerWorker: number('EXPORT_JOBS_PER_WORKER', 1),
   /** How often a running shard job saves its position (ms). */
   saveEveryMs: number('EXPORT_SAVE_EVERY_MS', 1_000),
-  /** BullMQ: how long a job's lock lasts without renewal, and how often stalled jobs are looked for (ms). */
-  lockDurationMs: number('EXPORT_LOCK_MS', 30_000),
-  stalledIntervalMs: number('EXPORT_STALLED_INTERVAL_MS', 30_000),
+  /**
+   * BullMQ's `lockDuration` (ms): how long a shard job's lock lasts without renewal (a running
+   * worker renews it about every quarter of it). 15 s: a healthy worker never goes that long
+   * without a renewal (its event loop blocks for milliseconds: a page's JSON, an fsync), so it keeps
+   * its job through GC pauses and short Redis blips, and a dead worker's job is free 15 s later at
+   * most, not BullMQ's 30 s. README.md, "Settings", has the whole reasoning.
+   */
+  lockDurationMs: number('EXPORT_LOCK_MS', 15_000),
+  /** BullMQ's `stalledInterval` (ms): how often the workers look for jobs whose lock expired. */
+  stalledIntervalMs: number('EXPORT_STALLED_INTERVAL_MS', 5_000),
+  /**
+   * BullMQ's `maxStalledCount`: stalls a shard job survives (each resumes from its saved position);
+   * the next one fails it, and the night with it. 2: a worker may die for reasons of its own (a
+   * node drained, an out-of-memory kill of a neighbour), but a shard that takes down three
+   * workers is likely what kills them.
+   */
+  maxStalledCount: number('EXPORT_MAX_STALLED_COUNT', 2),
+  /** How often the producer checks on its night (ms): Redis restarted or lost the night's jobs, shards done. */
+  watchEveryMs: number('EXPORT_WATCH_EVERY_MS', 5_000),
+  /** How long the producer waits for an unreachable Redis before it gives up, saying so (ms). */
+  redisDownMs: number('EXPORT_REDIS_DOWN_MS', 60_000),
   /** `off` leaves the 429 pause to each process (to measure what the shared one saves). */
   sharedRateLimit: process.env['EXPORT_RATE_LIMIT_STORE'] !== 'off',
   /** The store's `maxAgeMs`: how old the pause read from Redis may be (ms; default the SDK's 100; 0: read before every request). */
@@ -86,6 +104,10 @@ export const settings = {
 export function connect(): Redis {
   return new Redis(settings.redisUrl, { maxRetriesPerRequest: null })
 }
+
+/** The job id of a night (the flow's parent) and of one of its shard jobs. */
+export const nightJobId = (night: string): string => `night-${night}`
+export const shardJobId = (night: string, shard: Shard): string => `${nightJobId(night)}-shard-${shard.index}-of-${shard.count}`
 
 /** The Redis key of the last finished night's checkpoints. */
 export const checkpointsKey = (): string => `${settings.prefix}:checkpoints`

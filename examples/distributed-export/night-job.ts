@@ -1,10 +1,17 @@
 // The parent of a night's shard jobs. BullMQ runs it once every shard job has completed: it keeps
 // the shards' checkpoints where the next night's producer reads them, and sums up the night.
-import type { Job } from 'bullmq'
+import { WaitingChildrenError, type Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { checkpointsKey, type NightCheckpoints, type NightResult, type ShardResult } from './config.ts'
 
-export async function finishNight(redis: Redis, job: Job<{ night: string; count: number }, NightResult>): Promise<NightResult> {
+export async function finishNight(
+  redis: Redis,
+  job: Job<{ night: string; count: number }, NightResult>,
+  token: string | undefined,
+): Promise<NightResult> {
+  // A night resumed after a shard failed (the producer retries the failed shards, then the night):
+  // the retried shards may still be running. Wait for them; BullMQ runs this again once they are done.
+  if (token !== undefined && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError()
   const results = Object.values(await job.getChildrenValues<ShardResult>())
   const checkpoints = results.toSorted((a, b) => a.shard.index - b.shard.index).map((result) => result.checkpoint)
   if (checkpoints.length !== job.data.count)

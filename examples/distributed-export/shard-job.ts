@@ -14,6 +14,14 @@ import { settings, type SavedPosition, type ShardJobData, type ShardResult } fro
 export const STOPPING = 'the worker is stopping'
 export const LOCK_LOST = 'the job lock was lost'
 
+/**
+ * The job is no longer this attempt's: its lock expired and another worker may have it, or Redis
+ * lost it (restarted without persistence). The attempt writes nothing more and saves nothing.
+ */
+export class LockLostError extends Error {
+  override readonly name = 'LockLostError'
+}
+
 /** Resolves once every line written to `stream` so far is in the file and on disk. */
 async function flushToDisk(stream: WriteStream, file: FileHandle): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -63,6 +71,15 @@ export async function exportShard(
     // Taken right after the last line written; in the job only once that line is on disk.
     const at: SavedPosition = { checkpoint: changes.checkpoint(), bytes, written }
     await flushToDisk(stream, file)
+    // Only while the job is still ours: `updateData` does not check the lock, and a stale save would
+    // move the position of the worker that has the job now (or of a job of the same id added again
+    // after Redis lost this one). Renewing the lock is the check: 0 when the lock is gone.
+    if (token !== undefined && (await job.extendLock(token, settings.lockDurationMs)) !== 1) {
+      throw new LockLostError(
+        `job ${job.id ?? '?'} is no longer this worker's (its lock is gone: it stalled and another worker took it, or Redis lost it); ` +
+          `stopped, ${job.data.out} left as it is`,
+      )
+    }
     await job.updateData({ ...job.data, saved: at })
     log(`saved: ${written} messages, ${bytes} bytes`)
   }
@@ -80,10 +97,14 @@ export async function exportShard(
     }
     await flushToDisk(stream, file) // the job completes (with its checkpoint) only once every line is on disk
   } catch (error) {
-    if (signal?.reason === LOCK_LOST) throw error // another worker has the job now: write nothing more
+    // Another worker has the job now (or nobody: Redis lost it): write nothing more, save nothing.
+    if (signal?.reason === LOCK_LOST || error instanceof LockLostError) {
+      log(error instanceof LockLostError ? error.message : `stopped: the job's lock could not be renewed; ${job.data.out} left as it is`)
+      throw error
+    }
     // What was written stays written: the next attempt goes on from here (or from the last save, if this one fails).
     await save().catch((failure: unknown) => {
-      log(`could not save: ${String(failure)}`)
+      log(`could not save: ${describeRedisError(failure)}`)
     })
     if (signal?.reason === STOPPING && token !== undefined) {
       // Back to the queue at once, without using up an attempt: another worker takes it.
@@ -97,4 +118,15 @@ export async function exportShard(
   }
   log(`done: ${written} messages`)
   return { shard, out: job.data.out, written, bytes, checkpoint: changes.checkpoint(), summary: changes.summary ?? null }
+}
+
+/**
+ * An error of BullMQ as a line for the log: "Missing key for job X" (the job is gone from Redis:
+ * restarted without persistence, flushed, or evicted) said in words.
+ */
+export function describeRedisError(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error)
+  const missing = /Missing key for (?:parent )?job (\S+?)\.?(?:\s|$)/.exec(text)
+  if (missing === null) return text
+  return `${text}: job ${missing[1] ?? '?'} is gone from Redis (restarted without persistence, flushed, or its keys evicted); the producer says what was lost and how to resume`
 }

@@ -15,19 +15,35 @@ import {
   type ShardResult,
 } from './config.ts'
 import { finishNight } from './night-job.ts'
+import { safeUrl } from './redis-info.ts'
 import { redisRateLimitStore } from './rate-limit-store.ts'
-import { exportShard, LOCK_LOST, STOPPING } from './shard-job.ts'
+import { describeRedisError, exportShard, LOCK_LOST, STOPPING } from './shard-job.ts'
 
 const redis = connect()
 const client = new ChatServiceClient({
   ...(settings.sharedRateLimit ? { rateLimitStore: redisRateLimitStore(redis, rateLimitKey(), settings.rateLimitStoreMaxAgeMs) } : {}),
 })
 const say = (line: string): void => void process.stdout.write(`worker ${process.pid}: ${line}\n`)
+// A Redis that is down makes every connection report every reconnection: one line per new error.
+let lastError: string | undefined
+const sayError = (error: Error): void => {
+  const text = describeRedisError(error)
+  if (text === lastError) return
+  lastError = text
+  say(`error: ${text}`)
+}
+redis.on('ready', () => {
+  if (lastError !== undefined) say('connected to Redis again')
+  lastError = undefined
+})
+// How soon a dead worker's job moves on, and how many deaths a job survives: config.ts and
+// README.md ("Settings") say why these values.
 const options = {
   connection: redis,
   prefix: settings.prefix,
   lockDuration: settings.lockDurationMs,
   stalledInterval: settings.stalledIntervalMs,
+  maxStalledCount: settings.maxStalledCount,
 }
 
 const shards = new Worker<ShardJobData, ShardResult>(
@@ -46,19 +62,19 @@ shards.on('lockRenewalFailed', (ids) => {
   for (const id of ids) shards.cancelJob(id, LOCK_LOST)
 })
 shards.on('failed', (job, error) => {
-  say(`job ${job?.id ?? '?'} failed: ${error.message}`)
+  say(`job ${job?.id ?? '?'} failed: ${describeRedisError(error)}`)
 })
-shards.on('error', (error) => {
-  say(`error: ${error.message}`)
-})
+shards.on('error', sayError)
 
-const nights = new Worker<{ night: string; count: number }, NightResult>(NIGHT_QUEUE, (job) => finishNight(redis, job), options)
+const nights = new Worker<{ night: string; count: number }, NightResult>(
+  NIGHT_QUEUE,
+  (job, token) => finishNight(redis, job, token),
+  options,
+)
 nights.on('completed', (job) => {
   say(`night ${job.data.night} done: ${job.returnvalue.written} messages in ${job.returnvalue.files.length} files`)
 })
-nights.on('error', (error) => {
-  say(`error: ${error.message}`)
-})
+nights.on('error', sayError)
 
 async function stop(signal: string): Promise<void> {
   say(`${signal}: saving and handing the running shard jobs back to the queue`)
@@ -69,4 +85,4 @@ async function stop(signal: string): Promise<void> {
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal))
 await Promise.all([shards.waitUntilReady(), nights.waitUntilReady()])
-say(`ready (Redis ${settings.redisUrl.replace(/\/\/[^@/]*@/, '//')}, prefix ${settings.prefix})`)
+say(`ready (Redis ${safeUrl(settings.redisUrl)}, prefix ${settings.prefix})`)
