@@ -145,6 +145,7 @@ export class ChatServiceClient implements AsyncDisposable {
       connections: valid.connections ?? DEFAULT_CONNECTIONS,
       connectTimeout: resolved.timeout,
       rateLimitStore: valid.rateLimitStore,
+      pacing: valid.pacing ?? 'adaptive',
     })
 
     if (logLevel.invalidEnv !== undefined && !warnedAboutLogEnv) {
@@ -232,6 +233,17 @@ export class ChatServiceClient implements AsyncDisposable {
   get rateLimitedUntil(): Date | undefined {
     const until = this.#transport.rateLimitedUntil
     return until === undefined ? undefined : new Date(until)
+  }
+
+  /**
+   * Requests per second the client allows itself now (see the `pacing` option), or `undefined`
+   * while it is not paced: before the first 429, with `pacing: 'off'`, and again after 5 minutes
+   * without one. Shared by this client, the client it derives from and every client derived from
+   * them; with a `rateLimitStore` that has `take`, it follows the rate every process of the store
+   * spends together. Changes are also logged at `info` and published on `PACING_CHANNEL`.
+   */
+  get pacedRate(): number | undefined {
+    return this.#transport.pacedRate
   }
 
   /** Same as {@link ChatServiceClient.close}; lets you write `await using client = new ChatServiceClient(...)`. */

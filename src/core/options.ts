@@ -56,6 +56,68 @@ export interface RateLimitStore {
    * round trip, faster than a 100 ms read would tell them; with `0` they learn it from the store first.
    */
   readonly maxAgeMs?: number | undefined
+  /**
+   * Optional (added in 0.4): shares the client's learned send rate and its budget with the other
+   * processes of the store, so that N workers of one company together send at one rate instead of
+   * each at its own (see `pacing`). A store without it keeps working: the 429 pause is shared, and
+   * each process paces on its own.
+   *
+   * The store keeps a token bucket and one {@link LearnedRate}, and does this atomically (one
+   * Redis Lua script, one round trip; the README has one):
+   *
+   * 1. If `request.learned` is given and newer (`at`) than the stored one (or none is stored), it
+   *    replaces it.
+   * 2. If `request.tokens` is more than 0: the bucket (full at first: `burst` tokens) refills at
+   *    `request.ratePerSecond` tokens a second since its last update, up to `request.burst`; then
+   *    grants `min(tokens, floor(bucket − reserve))` tokens (never fewer than 0) and takes them out.
+   *    With `tokens: 0` the bucket is not touched.
+   * 3. Answers the tokens granted and the stored learned rate (`null` when none).
+   *
+   * When the SDK calls it: while the client paces, for the requests waiting when its leased tokens
+   * run out (at most a tenth of a second's worth at a time, one call at a time); while it does not,
+   * with `tokens: 0` at the same cadence as `get()`, to learn that another process started pacing.
+   * Calls a person waits on (`priority: 'interactive'`) ask with `reserve: 0`; batch traffic leaves
+   * a tenth of a second's worth of tokens for them. A `take` that throws, rejects, answers
+   * something that is not a `RateLimitGrant`, or takes over 250 ms is logged once at `warn`; the
+   * process then paces on its own and tries the store again 5 s later. Never a failed call.
+   */
+  take?(request: RateLimitTake): RateLimitGrant | Promise<RateLimitGrant>
+}
+
+/**
+ * The send rate a client learned from a 429 (see `pacing`), as shared through
+ * {@link RateLimitStore.take}. Every process computes the rate from it the same way, so only this
+ * needs sharing. Store it as given.
+ */
+export interface LearnedRate {
+  /** Requests per second the service accepted when the rate was last lowered. */
+  readonly max: number
+  /** When it was lowered, ms since the epoch (a newer `at` wins). */
+  readonly at: number
+  /** How long the rate takes to climb back to `max`, ms (0: still probing upwards from a first estimate). */
+  readonly recoveryMs: number
+}
+
+/** What {@link RateLimitStore.take} is asked. */
+export interface RateLimitTake {
+  /** Tokens wanted: a whole number from 0 (only exchange `learned`) to 10,000. */
+  readonly tokens: number
+  /** Tokens the bucket must still hold after this take (0 for calls a person waits on). */
+  readonly reserve: number
+  /** The rate the bucket refills at, tokens (requests) per second. */
+  readonly ratePerSecond: number
+  /** Most tokens the bucket holds. */
+  readonly burst: number
+  /** A rate this client learned, to record if it is newer than the stored one. */
+  readonly learned?: LearnedRate | undefined
+}
+
+/** What {@link RateLimitStore.take} answers. */
+export interface RateLimitGrant {
+  /** Tokens granted: a whole number from 0 to the tokens asked. */
+  readonly tokens: number
+  /** The stored learned rate after this take; `null` or absent when none is stored. */
+  readonly learned?: LearnedRate | null | undefined
 }
 
 /** Least time between two reads (`get()`) of a {@link RateLimitStore} by one client, in ms: 100. */
@@ -122,6 +184,34 @@ export interface ClientOptions {
    */
   rateLimitStore?: RateLimitStore | undefined
   /**
+   * How the client spends the service's rate limit (default `'adaptive'`). The spec shows no rate
+   * limit; services have one, and a 429 says the client met it.
+   *
+   * - `'adaptive'`: nothing changes until the first 429 (no cost, no wait). From then on the client
+   *   sends at a rate it learns: lowered at each 429 to what the service accepted, raised again
+   *   while requests succeed, released evenly (never all at once after a pause); `Retry-After`
+   *   is a floor (nothing is sent before it), and a 429 without one lowers the rate as well. Calls
+   *   a person waits on (`priority: 'interactive'`) keep a reserved share of the rate, so an export
+   *   never makes a login call queue behind it. A 429 is then not a failure while the service lets
+   *   requests through: the call is sent again when the rate allows, without counting against
+   *   `maxRetries`, until the service has accepted no request of this client for 60,000 ms
+   *   (then `RateLimitError`), `totalTimeout` runs out or `signal` aborts. With a
+   *   `rateLimitStore` that has `take`, the learned rate and its budget are shared by every
+   *   process of the store. `client.pacedRate` shows the rate; pacing ends after 5 minutes
+   *   without a 429.
+   * - `'off'`: 0.3's behaviour: a 429 pauses the client for its `Retry-After` (else the backoff)
+   *   and counts as a retry like a 503.
+   *
+   * Set only here: clients made by `withOptions` share their parent's rate.
+   */
+  pacing?: 'adaptive' | 'off' | undefined
+  /**
+   * The lane of the client's paced rate its calls use (see {@link RequestOptions.priority}); e.g.
+   * `'batch'` on a client derived for a background job: `client.withOptions({ priority: 'batch' })`.
+   * Default: by call, as there.
+   */
+  priority?: 'interactive' | 'batch' | undefined
+  /**
    * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
    * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.
    * Default: a keep-alive HTTP/1.1 `Agent` owned by the client. An HTTP/2 dispatcher
@@ -178,6 +268,7 @@ export type ClientOverrides = Pick<
   | 'maxRetries'
   | 'totalTimeout'
   | 'rateLimitPause'
+  | 'priority'
   | 'headers'
   | 'logger'
   | 'logLevel'
@@ -204,6 +295,14 @@ export interface RequestOptions {
   totalTimeout?: number | undefined
   /** `'wait'` or `'fail'` while the client is paused after a 429; see {@link ClientOptions.rateLimitPause}. */
   rateLimitPause?: 'wait' | 'fail' | undefined
+  /**
+   * Which lane of the client's paced rate this call uses (see {@link ClientOptions.pacing}):
+   * `'interactive'`, a call a person waits on, takes a reserved share and never queues behind
+   * `'batch'` traffic. Default: `'interactive'` for single calls and a list's first page;
+   * `'batch'` for later pages of an iteration, prefetched pages, `listAll` and `listNew`.
+   * Given here, it applies to every request of the call. Changes nothing while the client is not paced.
+   */
+  priority?: 'interactive' | 'batch' | undefined
   /** Extra headers for this call, merged over the client's; same rules as {@link ClientOptions.headers}. */
   headers?: Record<string, string> | undefined
   /** {@link ClientOptions.responseValidation} for this call. */

@@ -32,3 +32,24 @@ export interface RequestTrace {
   /** Set by `diagnostics_channel` on failure: the error the call rejected with (secrets scrubbed, as every SDK error). */
   error?: unknown
 }
+
+/**
+ * Name of the `node:diagnostics_channel` channel (a plain one, not a tracing channel) on which a
+ * client publishes each change of its paced rate (see the `pacing` client option) as a
+ * {@link PacingEvent}. Costs nothing while nobody subscribes.
+ */
+export const PACING_CHANNEL = 'chat-service-sdk:pacing'
+
+/** A change of a client's paced rate, published on {@link PACING_CHANNEL}. */
+export interface PacingEvent {
+  /**
+   * Why: `'lowered'` after a 429; `'raised'` while requests succeed (published when the rate has
+   * grown by a tenth since the last event); `'shared'` when another process's rate was taken from
+   * the `rateLimitStore`; `'ended'` when pacing ends (no 429 for 5 minutes).
+   */
+  readonly reason: 'lowered' | 'raised' | 'shared' | 'ended'
+  /** Requests per second the client allows itself now; `undefined` once pacing ended. */
+  readonly rate: number | undefined
+  /** The rate of the previous event, `undefined` when pacing starts. */
+  readonly previous: number | undefined
+}

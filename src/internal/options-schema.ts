@@ -54,6 +54,7 @@ const headersSchema = z
 const timeoutSchema = z.number().int().min(1).max(2_147_483_647).optional()
 const maxRetriesSchema = z.number().int().min(0).max(100).optional()
 const rateLimitPauseSchema = z.enum(['wait', 'fail']).optional()
+const prioritySchema = z.enum(['interactive', 'batch']).optional()
 const responseValidationSchema = z.enum(['strict', 'warn']).optional()
 
 const loggerSchema = z
@@ -104,6 +105,8 @@ const clientOptionsShape = {
   totalTimeout: timeoutSchema,
   rateLimitPause: rateLimitPauseSchema,
   rateLimitStore: rateLimitStoreSchema,
+  pacing: z.enum(['adaptive', 'off']).optional(),
+  priority: prioritySchema,
   dispatcher: dispatcherSchema,
   headers: headersSchema,
   logger: loggerSchema,
@@ -125,6 +128,7 @@ export const clientOverridesSchema = z.strictObject({
   maxRetries: maxRetriesSchema,
   totalTimeout: timeoutSchema,
   rateLimitPause: rateLimitPauseSchema,
+  priority: prioritySchema,
   headers: headersSchema,
   logger: loggerSchema,
   logLevel: clientOptionsShape.logLevel,
@@ -139,6 +143,7 @@ const requestOptionsShape = {
   maxRetries: maxRetriesSchema,
   totalTimeout: timeoutSchema,
   rateLimitPause: rateLimitPauseSchema,
+  priority: prioritySchema,
   headers: headersSchema,
   responseValidation: responseValidationSchema,
 } satisfies SchemaOf<RequestOptions>

@@ -132,6 +132,7 @@ export class RequestPipeline {
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
     const merged = mergeOptions(this.#options, callOptions)
     const schema = operation.response as z.ZodType<Body>
+    const firstPage = (query['page'] as number | undefined) ?? 1
     const pageRequest = (page: number): OutgoingRequest => ({
       operation: operation.name,
       method: operation.method,
@@ -139,9 +140,11 @@ export class RequestPipeline {
       members,
       success: operation.success,
       secretFields: operation.secretFields,
+      // The first page is the call a person may wait on; later pages are iteration traffic.
+      priority: page === firstPage ? undefined : 'batch',
     })
     return {
-      firstPage: (query['page'] as number | undefined) ?? 1,
+      firstPage,
       prefetch,
       limit: query['limit'] as number | undefined,
       fetch: (page, signal) => {

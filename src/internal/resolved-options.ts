@@ -35,6 +35,8 @@ export interface ResolvedOptions {
   readonly totalTimeout: number | undefined
   /** What a call does while the client is paused after a 429. */
   readonly rateLimitPause: 'wait' | 'fail'
+  /** The lane a call's requests use while the client paces; `undefined`: by call (interactive, batch for iteration traffic). */
+  readonly priority: 'interactive' | 'batch' | undefined
   /** The caller's own headers, lower-case names, each layer merged over the one before. */
   readonly headers: Readonly<Record<string, string>>
   readonly logger: Logger
@@ -68,6 +70,7 @@ const MERGE: { readonly [K in keyof CallOptionsInput]-?: Merge<K> } = {
   maxRetries: replace,
   totalTimeout: replace,
   rateLimitPause: replace,
+  priority: replace,
   // Merged, not replaced: a call's `headers` add to the client's. Names are case-insensitive.
   headers: (before, value) => ({ ...before, ...lowerCaseNames(value) }),
   logger: replace,
@@ -93,6 +96,7 @@ export function defaultOptions(redactor: Redactor, logLevel: LogLevel): Resolved
     maxRetries: DEFAULT_MAX_RETRIES,
     totalTimeout: undefined,
     rateLimitPause: 'wait',
+    priority: undefined,
     headers: {},
     logger: console,
     logLevel,

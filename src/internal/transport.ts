@@ -23,8 +23,8 @@ import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
 import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse } from './exchange.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
-import { RateLimitPause } from './rate-limit.ts'
-import { decodeBody, pausedError, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
+import { RateLimits, type LimitedCall, type Priority } from './rate-limit/limiter.ts'
+import { decodeBody, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
@@ -39,6 +39,8 @@ export interface OutgoingRequest extends RequestSummary {
   readonly success?: ((status: number) => boolean) | undefined
   /** Members of the response body that hold secrets (the operation's `secretFields`): remembered at intake, before anything reads the response. */
   readonly secretFields?: readonly string[] | undefined
+  /** The lane its attempts use while the client paces, unless the call's options say: `'batch'` for iteration traffic; default `'interactive'`. */
+  readonly priority?: Priority | undefined
 }
 
 /** An attempt's outcome after intake: a response is a {@link ReceivedResponse}; a too-large body keeps its request id. */
@@ -66,8 +68,10 @@ export interface TransportConfig {
   readonly connections: number
   /** Connect timeout of the own pool, ms. */
   readonly connectTimeout: number
-  /** Where the 429 pause is shared with other processes, if anywhere. */
+  /** Where the 429 pause (and the paced rate) is shared with other processes, if anywhere. */
   readonly rateLimitStore?: RateLimitStore | undefined
+  /** How the client spends the rate limit (the `pacing` option). */
+  readonly pacing: 'adaptive' | 'off'
 }
 
 /** Shared by a client and every client derived from it with `withOptions`. */
@@ -85,12 +89,12 @@ export class Transport {
   /** Aborted by close(): ends retry waits and refuses new calls. */
   readonly #closing = new AbortController()
   #closed: Promise<void> | undefined
-  /** The client-wide pause after a 429 (see {@link Transport.send}). */
-  readonly #pause: RateLimitPause
+  /** The 429 pause and the paced rate (see {@link Transport.send}). */
+  readonly #limits: RateLimits
 
   constructor(config: TransportConfig) {
     this.#config = config
-    this.#pause = new RateLimitPause(config.rateLimitStore)
+    this.#limits = new RateLimits({ store: config.rateLimitStore, pacing: config.pacing, redactor: config.redactor })
     this.redactor = config.redactor
     this.#ownsDispatcher = config.dispatcher === undefined
     // HTTP/1.1 only: undici 8 negotiates h2 over TLS by default, and its h2 sessions can emit an
@@ -127,16 +131,14 @@ export class Transport {
   }
 
   /**
-   * Sends `request` until it succeeds or {@link decideRetry} says stop, and resolves with the last
+   * Sends `request` until it succeeds or the retry policy says stop, and resolves with the last
    * response, whatever its status.
    *
-   * After a 429, every new attempt of this client (and of clients derived from it) waits until the
-   * service's `Retry-After` (else the backoff) has passed, instead of each finding the limit on its
-   * own; attempts already in flight go on. With a `rateLimitStore`, a 429 that extends the pause is
-   * written to it and the pause also holds what the store says (read at most every maxAgeMs; see
-   * `rate-limit.ts`), so a 429 another process met pauses this one. With `rateLimitPause: 'fail'` a call that meets the pause
-   * is refused instead. With `totalTimeout`, every attempt and every wait fits in the call's
-   * deadline, and a wait that cannot end inside it is not started.
+   * Each attempt is admitted by the rate limit first (`rate-limit/limiter.ts`: the client-wide 429
+   * pause, shared through the `rateLimitStore`, and from the first 429 on the paced rate). A 429 is
+   * the rate limit's to judge; every other failure is `retry-policy.ts`'s. With `totalTimeout`,
+   * every attempt and every wait fits in the call's deadline, and a wait that cannot end inside it
+   * is not started.
    * @throws APIConnectionError / APITimeoutError when no response came and retries ran out (or the
    * failure would repeat); APITimeoutError when `totalTimeout` runs out (`cause`: the last attempt's
    * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`, or whose waits for the pause would pass 60 s per try; APIUserAbortError;
@@ -144,119 +146,103 @@ export class Transport {
    * client is closed.
    */
   async send(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, trace?: RequestTrace): Promise<ReceivedResponse> {
-    const { signal } = options
     if (closing.aborted) throw closedError()
-    if (signal?.aborted === true) throw userAbort(request, this.redactor, signal.reason)
+    if (options.signal?.aborted === true) throw userAbort(request, this.redactor, options.signal.reason)
     const body =
       request.members === undefined
         ? this.#credentialsOnly
         : Buffer.from(`${this.#credentials},${JSON.stringify(request.members).slice(1)}`)
     const observer: AttemptObserver = observersOf(request, options.log, this.redactor, trace)
-    const deadline = new Deadline(options.totalTimeout)
-    /** The error the last attempt that ended stands for: the `cause` if `totalTimeout` runs out. */
-    let lastError: ChatServiceError | undefined
-    /**
-     * What the call may still spend waiting for the client's 429 pause, in ms: one longest
-     * `Retry-After` per try. The pause is looked at again after each wait, and a store (or other
-     * calls' 429s) could make it longer every time: without a bound, a call would never be sent.
-     */
-    let pauseBudget = MAX_RETRY_AFTER_MS * (options.maxRetries + 1)
-
+    const call = new Call(request, options, closing, this.redactor)
+    /** Failures other than a paced 429, counted against `maxRetries`. */
+    let failures = 0
     for (let attempt = 1; ; attempt++) {
-      // 1. The client-wide pause: this process's, and the store's (read at most every maxAgeMs, and
-      // waited for at most 250 ms; without a store, or between reads, nothing is awaited). Looked
-      // at again after a wait: another 429, here or elsewhere, may have made it longer.
-      for (;;) {
-        const read = this.#pause.refresh(options.log)
-        if (read !== undefined) {
-          await this.#waitForStore(read.settled, read.waitUntil, deadline, request, options, closing)
-          this.#pause.slow(read, options.log)
-        }
-        const pause = this.#pause.state()
-        if (pause === undefined) break
-        const paused = pause.remaining
-        if (options.rateLimitPause === 'fail') throw pausedError(pause.response, request, paused, this.redactor, pause.fromStore)
-        const from = pause.fromStore ? ' seen by another process (rateLimitStore)' : ''
-        if (!deadline.fits(paused)) {
-          throw this.#outOfTime(request, deadline, lastError, `the client is paused after a 429${from} for another ${paused} ms`)
-        }
-        if (paused > pauseBudget) {
-          const spent = MAX_RETRY_AFTER_MS * (options.maxRetries + 1) - pauseBudget
-          const because = `waiting it out would take the call past ${MAX_RETRY_AFTER_MS} ms of pause per try (maxRetries + 1 tries; ${spent} ms waited already)`
-          throw pausedError(pause.response, request, paused, this.redactor, pause.fromStore, because)
-        }
-        pauseBudget -= paused
-        const shared = pause.fromStore ? ', from the rateLimitStore' : ''
-        await this.#wait(paused, request, options, closing, `while waiting out the client's 429 pause (${paused} ms${shared})`)
-      }
-      // 2–3. One attempt, within what is left of the deadline, and its intake.
-      const left = deadline.left()
-      if (left <= 0) throw this.#outOfTime(request, deadline, lastError, `before attempt ${attempt}`)
+      const admitted = this.#limits.admit(call)
+      if (admitted !== undefined) await admitted
+      const left = call.left()
+      if (left <= 0) throw call.outOfTime(`before attempt ${attempt}`)
+      const sentAt = this.#limits.sending()
       const started = performance.now()
-      const outcome = this.#intake(
-        request,
-        await exchange(this.#dispatch, {
-          origin: this.#config.origin,
-          path: request.path,
-          method: request.method,
-          headers: options.requestHeaders,
-          body,
-          timeout: options.timeout,
-          within: left,
-          maxResponseBytes: options.maxResponseBytes,
-          isSuccess: request.success ?? isAny2xx,
-          signal,
-        }),
-      )
-      // 4. The observers.
+      const outcome = this.#intake(request, await this.#exchange(request, options, body, left))
       observer.attempted(attempt, outcome, performance.now() - started)
-      // 5. The retry policy.
+      if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt)
       if (outcome.ok && outcome.response.success) return outcome.response
-      if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) {
-        throw this.#outOfTime(request, deadline, lastError, `during attempt ${attempt}`)
-      }
+      if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) throw call.outOfTime(`during attempt ${attempt}`)
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
       if (!outcome.ok && (outcome.failure === 'aborted' || outcome.failure === 'too-large')) {
         throw this.#failureError(outcome, request, options)
       }
-      const failure: AttemptFailure = outcome.ok
-        ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
-        : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
-      const decision = decideRetry(failure, attempt, options.maxRetries)
-      const pause = clientPause(failure, decision, attempt)
-      if (pause !== undefined && outcome.ok) this.#pause.extend(pause, outcome.response, options.log)
-      if (!decision.retry) {
-        if (decision.reason === 'wait-too-long') observer.waitTooLong()
-        if (outcome.ok) return outcome.response
-        throw this.#failureError(outcome, request, options)
+      const verdict = outcome.ok && outcome.response.status === 429 ? this.#limits.refused(call, outcome.response, sentAt) : undefined
+      if (verdict !== undefined && !verdict.retry) {
+        if (verdict.reason === 'wait-too-long') observer.waitTooLong()
+        if (verdict.reason === 'starved') observer.starved()
+        return (outcome as Extract<ReceivedOutcome, { ok: true }>).response
       }
-      lastError = outcome.ok
+      call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)
         : this.#failureError(outcome, request, options)
-      if (!deadline.fits(decision.delayMs)) {
-        throw this.#outOfTime(request, deadline, lastError, `the wait of ${decision.delayMs} ms before retry ${attempt} would end after it`)
+      if (verdict !== undefined) continue
+      const delay = this.#retryDelay(outcome, ++failures, call, observer)
+      if (delay === undefined) {
+        if (outcome.ok) return outcome.response
+        throw call.lastError
       }
-      observer.retrying(attempt, outcome, decision.delayMs, options.maxRetries)
-      await this.#wait(decision.delayMs, request, options, closing, `while waiting ${decision.delayMs} ms to retry`)
+      observer.retrying(attempt, outcome, delay, options.maxRetries)
+      await call.wait(delay, `while waiting ${delay} ms to retry`)
     }
+  }
+
+  /** One attempt (`exchange.ts`), within `left` ms of the call's deadline. */
+  #exchange(request: OutgoingRequest, options: ResolvedOptions, body: Buffer, left: number): Promise<ExchangeOutcome> {
+    return exchange(this.#dispatch, {
+      origin: this.#config.origin,
+      path: request.path,
+      method: request.method,
+      headers: options.requestHeaders,
+      body,
+      timeout: options.timeout,
+      within: left,
+      maxResponseBytes: options.maxResponseBytes,
+      isSuccess: request.success ?? isAny2xx,
+      signal: options.signal,
+    })
+  }
+
+  /**
+   * What the retry policy says of failure number `failures` of `call` (not a paced 429): the wait
+   * before the next attempt in ms, or `undefined` to stop. A 429 it stops on (`pacing: 'off'`)
+   * leaves the client paused.
+   * @throws APITimeoutError when the wait would end past `totalTimeout`.
+   */
+  #retryDelay(
+    outcome: Exclude<ReceivedOutcome, { failure: 'aborted' | 'too-large' }>,
+    failures: number,
+    call: Call,
+    observer: AttemptObserver,
+  ): number | undefined {
+    const failure: AttemptFailure = outcome.ok
+      ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
+      : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
+    const decision = decideRetry(failure, failures, call.options.maxRetries)
+    const pause = clientPause(failure, decision, failures)
+    if (pause !== undefined && outcome.ok) this.#limits.pause(pause, outcome.response, call.options.log)
+    if (!decision.retry) {
+      if (decision.reason === 'wait-too-long') observer.waitTooLong()
+      return undefined
+    }
+    if (decision.delayMs >= call.left())
+      throw call.outOfTime(`the wait of ${decision.delayMs} ms before retry ${failures} would end after it`)
+    return decision.delayMs
   }
 
   /** When the client's 429 pause ends (the store's last value included), or `undefined` when it is not paused. */
   get rateLimitedUntil(): number | undefined {
-    return this.#pause.until()
+    return this.#limits.pausedUntil
   }
 
-  /** The APITimeoutError of a call whose `totalTimeout` ran out (or would, `when`). */
-  #outOfTime(request: OutgoingRequest, deadline: Deadline, lastError: ChatServiceError | undefined, when: string): APITimeoutError {
-    const method = request.method
-    const path = this.redactor.redact(request.path)
-    const last = lastError === undefined ? '' : `; the last attempt: ${lastError.message}`
-    return new APITimeoutError({
-      method,
-      path,
-      message: `Request timed out: totalTimeout (${deadline.total} ms) ran out: ${when}: ${method} ${path}${last}`,
-      cause: lastError,
-    })
+  /** Requests per second the client allows itself now, or `undefined` while it is not paced. */
+  get pacedRate(): number | undefined {
+    return this.#limits.pacedRate
   }
 
   /**
@@ -275,44 +261,6 @@ export class Transport {
     if (outcome.failure !== 'too-large') return outcome
     const headers = this.redactor.redactHeaders(outcome.headers)
     return { ...outcome, headers, requestId: headers['x-request-id'] }
-  }
-
-  /**
-   * Waits `ms`, or until `settled` (if given) resolves, whichever comes first (`during` says what
-   * for, in the error of an abort). The call's signal ends it with APIUserAbortError (or, when the
-   * SDK cancelled it, the cancellation); closing the client ends it with ChatServiceError.
-   */
-  async #wait(
-    ms: number,
-    request: OutgoingRequest,
-    options: ResolvedOptions,
-    closing: AbortSignal,
-    during: string,
-    settled?: Promise<void>,
-  ): Promise<void> {
-    const signal = options.signal === undefined ? closing : AbortSignal.any([options.signal, closing])
-    try {
-      await waitFor(settled, ms, signal)
-    } catch {
-      if (options.signal?.aborted === true) throw aborted(options.signal.reason, request, this.redactor, during)
-      throw closedError()
-    }
-  }
-
-  /**
-   * Waits for a `rateLimitStore.get()` to answer, until `waitUntil` (ms since the epoch) at most,
-   * and never past the call's deadline.
-   */
-  async #waitForStore(
-    settled: Promise<void>,
-    waitUntil: number,
-    deadline: Deadline,
-    request: OutgoingRequest,
-    options: ResolvedOptions,
-    closing: AbortSignal,
-  ): Promise<void> {
-    const ms = Math.min(waitUntil - Date.now(), deadline.left())
-    if (ms > 0) await this.#wait(ms, request, options, closing, 'while reading the rateLimitStore', settled)
   }
 
   /** The error a failed attempt stands for, thrown when it is not retried. */
@@ -375,25 +323,76 @@ function aborted(reason: unknown, request: OutgoingRequest, redactor: Redactor, 
   return cancelledError(`${request.method} ${redactor.redact(request.path)}`)
 }
 
-/** A call's `totalTimeout`: the time left at any moment, and whether a wait fits in it. */
-class Deadline {
-  /** The call's `totalTimeout`, ms (`undefined`: none). */
-  readonly total: number | undefined
+/**
+ * One call while it is sent: its deadline (`totalTimeout`), its waits, the errors they end in, and
+ * the state the rate limit keeps for it ({@link LimitedCall}).
+ */
+class Call implements LimitedCall {
+  readonly request: OutgoingRequest
+  readonly options: ResolvedOptions
+  readonly priority: Priority
+  readonly #closing: AbortSignal
+  readonly #redactor: Redactor
+  /** The deadline, ms since the epoch (Infinity without `totalTimeout`). */
   readonly #at: number
+  #signal: AbortSignal | undefined
+  /** The error the last attempt that ended stands for: the `cause` if `totalTimeout` runs out. */
+  lastError: ChatServiceError | undefined
+  pauseBudget: number
+  refusedSince: number | undefined
+  refused = false
 
-  constructor(total: number | undefined) {
-    this.total = total
-    this.#at = total === undefined ? Infinity : Date.now() + total
+  constructor(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, redactor: Redactor) {
+    this.request = request
+    this.options = options
+    this.priority = options.priority ?? request.priority ?? 'interactive'
+    this.#closing = closing
+    this.#redactor = redactor
+    this.#at = options.totalTimeout === undefined ? Infinity : Date.now() + options.totalTimeout
+    this.pauseBudget = MAX_RETRY_AFTER_MS * (options.maxRetries + 1)
   }
 
-  /** Ms left (Infinity without a deadline). */
+  /** The caller's signal and the client's closing, in one (made when first needed: most calls never wait). */
+  get signal(): AbortSignal {
+    this.#signal ??= this.options.signal === undefined ? this.#closing : AbortSignal.any([this.options.signal, this.#closing])
+    return this.#signal
+  }
+
+  /** Ms left before the deadline (Infinity without one). */
   left(): number {
     return this.#at - Date.now()
   }
 
-  /** Whether a wait of `ms` from now ends before the deadline, leaving time for an attempt. */
-  fits(ms: number): boolean {
-    return Date.now() + ms < this.#at
+  /**
+   * Waits `ms`, or until `settled` (if given) resolves, whichever comes first (`during` says what
+   * for, in the error of an abort). The call's signal ends it with APIUserAbortError (or, when the
+   * SDK cancelled it, the cancellation); closing the client ends it with ChatServiceError.
+   */
+  async wait(ms: number, during: string, settled?: Promise<void>): Promise<void> {
+    try {
+      await waitFor(settled, ms, this.signal)
+    } catch {
+      throw this.abandoned(during)
+    }
+  }
+
+  abandoned(during: string): ChatServiceError {
+    const signal = this.options.signal
+    if (signal?.aborted === true) return aborted(signal.reason, this.request, this.#redactor, during)
+    return closedError()
+  }
+
+  /** The APITimeoutError of a call whose `totalTimeout` ran out (or would, `when`). */
+  outOfTime(when: string): APITimeoutError {
+    const { method } = this.request
+    const path = this.#redactor.redact(this.request.path)
+    const last = this.lastError === undefined ? '' : `; the last attempt: ${this.lastError.message}`
+    return new APITimeoutError({
+      method,
+      path,
+      message: `Request timed out: totalTimeout (${String(this.options.totalTimeout)} ms) ran out: ${when}: ${method} ${path}${last}`,
+      cause: this.lastError,
+    })
   }
 }
 

@@ -503,7 +503,9 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
     // Distinct ids: a user a page shift shows twice is one user, not a duplicate.
     const ids = new Set<string>()
     let response: APIResponse | undefined
-    const pages = listPages(this.#pipeline, operation, {}, { external_id: externalId, limit: MAX_LIMIT }, options).pages()
+    // A look-up a person waits on: every page of it is interactive, unless the call says otherwise.
+    const lookup = { ...options, priority: options?.priority ?? 'interactive' }
+    const pages = listPages(this.#pipeline, operation, {}, { external_id: externalId, limit: MAX_LIMIT }, lookup).pages()
     for await (const page of pages) {
       response = page.response
       for (const user of page.data) {

@@ -295,7 +295,9 @@ export class ConversationMessages {
    * each checked as it arrives (the paging rules 1–3 of pagination/rules.ts; conversation ids that
    * cannot be a path segment; messages of another conversation).
    */
-  #reader(operation: string, limit: number, callOptions: RequestOptions): NestedReader<Conversation, Message> {
+  #reader(operation: string, limit: number, options: RequestOptions): NestedReader<Conversation, Message> {
+    // Every request of listAll and listNew is iteration traffic (unless the call says otherwise).
+    const callOptions: RequestOptions = { ...options, priority: options.priority ?? 'batch' }
     const conversations = this.#conversationPages(PARENT_PAGE_SIZE, callOptions)
     // Prepared once per conversation, not per page.
     const prepared = new WeakMap<Conversation, PreparedList<MessagePageBody>>()

@@ -95,13 +95,13 @@ describe('after a 429 with retry-after: 1', () => {
     }
   })
 
-  it('the call that got the 429 waits the second out before its retry, and throws RateLimitError once retries run out', async () => {
+  it("pacing: 'off' (0.3): the call that got the 429 waits the second out before its retry, and throws RateLimitError once retries run out", async () => {
     server.respond((request) =>
       callOf(request) === 'always-limited'
         ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }
         : { body: { data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } } },
     )
-    const client = makeClient()
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', pacing: 'off' })
     try {
       const error = await rejection(client.agents.list({}, { headers: { 'x-call': 'always-limited' }, maxRetries: 1 }))
       expect(error).toBeInstanceOf(RateLimitError)

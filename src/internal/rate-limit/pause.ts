@@ -11,10 +11,10 @@
  * one per request. A store that throws, rejects, hangs or answers nonsense is logged once and
  * ignored: the process's own pause goes on as without a store.
  */
-import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
-import { RATE_LIMIT_STORE_GET_TIMEOUT_MS, RATE_LIMIT_STORE_REFRESH_MS, type RateLimitStore } from '../core/options.ts'
-import type { ReceivedResponse } from './exchange.ts'
-import type { SdkLogger } from './sdk-logger.ts'
+import { MAX_RETRY_AFTER_MS } from '../../core/retry.ts'
+import { RATE_LIMIT_STORE_GET_TIMEOUT_MS, RATE_LIMIT_STORE_REFRESH_MS, type RateLimitStore } from '../../core/options.ts'
+import type { ReceivedResponse } from '../exchange.ts'
+import type { SdkLogger } from '../sdk-logger.ts'
 
 /** A store value further ahead than this (ms) is not a pause any SDK set: ignored. */
 const MAX_STORE_AHEAD_MS = 2 * MAX_RETRY_AFTER_MS
@@ -127,7 +127,7 @@ export class RateLimitPause {
   /** After waiting for `read` as long as allowed: logs once if it has still not answered. */
   slow(read: PendingRead, log: SdkLogger): void {
     if (this.#pending !== read || Date.now() < read.waitUntil) return
-    this.#warnOnce(
+    this.warnOnce(
       log,
       'slow',
       `rateLimitStore.get() has not answered in ${RATE_LIMIT_STORE_GET_TIMEOUT_MS} ms: calls go on without waiting for it, with this process's own 429 pause`,
@@ -147,20 +147,24 @@ export class RateLimitPause {
       if (isThenable(written)) {
         Promise.resolve(written)
           .then(undefined, (error: unknown) => {
-            this.#warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describe(error)})`)
+            this.warnOnce(
+              log,
+              'set',
+              `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describeError(error)})`,
+            )
           })
           // Nothing awaits this promise: whatever the logger does, no unhandled rejection.
           .catch(() => undefined)
       }
     } catch (error) {
-      this.#warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describe(error)})`)
+      this.warnOnce(log, 'set', `rateLimitStore.set() failed: other processes do not learn of this 429 pause (${describeError(error)})`)
     }
   }
 
   /** Takes in a value `get()` answered. */
   #take(log: SdkLogger, value: unknown): void {
     if (typeof value !== 'number' || !Number.isFinite(value) || value > Date.now() + MAX_STORE_AHEAD_MS) {
-      this.#warnOnce(
+      this.warnOnce(
         log,
         'value',
         `rateLimitStore.get() answered ${describeValue(value)}, not a moment (ms since the epoch) within ${MAX_STORE_AHEAD_MS} ms from now: ignored`,
@@ -171,7 +175,7 @@ export class RateLimitPause {
   }
 
   #readFailed(log: SdkLogger, error: unknown): void {
-    this.#warnOnce(log, 'get', `rateLimitStore.get() failed: calls go on with this process's own 429 pause (${describe(error)})`)
+    this.warnOnce(log, 'get', `rateLimitStore.get() failed: calls go on with this process's own 429 pause (${describeError(error)})`)
   }
 
   /**
@@ -179,8 +183,8 @@ export class RateLimitPause {
    * logger: `SdkLogger.logOnce` would warn once per logger). Counted only when a logger takes it, so
    * a derived client with `logLevel: 'off'` does not silence its parent. `log` never throws.
    */
-  #warnOnce(log: SdkLogger, kind: string, message: string): void {
-    if (this.#warned.has(kind) || !log.enabled('warn')) return
+  warnOnce(log: SdkLogger | undefined, kind: string, message: string): void {
+    if (log === undefined || this.#warned.has(kind) || !log.enabled('warn')) return
     this.#warned.add(kind)
     log.log('warn', message)
   }
@@ -193,7 +197,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** A store's error, in a few words (the log sink redacts it). */
-function describe(error: unknown): string {
+export function describeError(error: unknown): string {
   try {
     if (error instanceof Error) return `${error.name}: ${error.message}`
     return describeValue(error)
@@ -203,7 +207,7 @@ function describe(error: unknown): string {
   }
 }
 
-function describeValue(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value)
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value == null) return String(value)
   return typeof value

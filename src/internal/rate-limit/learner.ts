@@ -1,0 +1,216 @@
+/**
+ * The send rate a client allows itself once the service has refused a request with 429: learned
+ * from what the service accepted, lowered on each 429, raised again while requests succeed. Pure
+ * arithmetic over times in ms (no timers, no I/O), so that the pacer, the shared store and the
+ * simulation (bench/pacing/simulate.ts) all read the same rule.
+ *
+ * The rule (CUBIC's shape, with the growth scaled to the rate rather than to packets):
+ *
+ * - Unpaced until the first 429: {@link RateLearner.rate} is `undefined` and nothing is counted
+ *   but the accepted requests of the last {@link WINDOW_MS}.
+ * - A 429 for a request sent after the last decrease sets `max` to the rate the service accepted
+ *   just before it (successes per second of the last {@link WINDOW_MS} the client was not paused),
+ *   and starts the rate again at `BETA × max`. A 429 for a request sent before the last decrease
+ *   says nothing new (it was sent at the old rate) and lowers nothing, as TCP ignores losses of
+ *   packets sent before its last reduction.
+ * - While requests succeed the rate climbs back as `max × (1 + (1 − BETA) × ((t − K) / K)³)`, `t`
+ *   the time since the decrease: steep at first, flat near `max` (where the limit was found), then
+ *   probing past it ever faster, so a limit that was raised is found again. It reaches `max` again
+ *   after `K` = {@link RECOVERY_MS}.
+ * - Never above twice what the client actually sent in the last window (so an idle client does
+ *   not build up a rate it never tried), never below {@link MIN_RATE}.
+ * - Unpaced again after {@link UNPACE_AFTER_MS} without a 429.
+ *
+ * Why this shape (measured in BENCHMARKS.md, "Pacing"): AIMD's linear climb spends most of each
+ * cycle well below the limit (about 0.85 of it on average with `BETA` 0.7), and its climb time
+ * grows with the rate; a cubic climb scaled to `max` spends most of the cycle near the limit
+ * found, whatever its size, and a first estimate that was too low is left behind in a few
+ * seconds.
+ */
+
+import type { LearnedRate } from '../../core/options.ts'
+
+export type { LearnedRate }
+
+/** What a 429 did to the rate. */
+export type Refusal =
+  /** The first 429 of an episode: the rate was lowered. */
+  | { readonly kind: 'lowered'; readonly learned: LearnedRate }
+  /** A 429 for a request sent after the rate was lowered, with none of those accepted yet: the service accepts nothing right now (a closed window). Back off in time; the rate found stays. */
+  | { readonly kind: 'closed' }
+  /** A 429 for a request sent before the last decrease: it was sent at the old rate and says nothing new. */
+  | { readonly kind: 'stale' }
+
+/** The rate after a decrease, as a share of the rate the service accepted. */
+export const BETA = 0.8
+/** Time the rate takes to climb back to `max` after a decrease, ms, when touching the limit costs no pause. */
+export const RECOVERY_MS = 3_000
+/**
+ * When the 429 came with a wait (`Retry-After`), the climb takes this many times that wait (within
+ * {@link RECOVERY_MS} and {@link MAX_RECOVERY_MS}): each touch of the limit then stops the whole
+ * client for that long, so it must come rarely (about one pause per 30 of its length: 3 % of the time).
+ */
+export const RECOVERY_PER_PAUSE = 20
+/** Longest climb back, ms. */
+export const MAX_RECOVERY_MS = 60_000
+/** While probing up from the first limit found (a lower bound), the rate doubles this often, ms. */
+export const PROBE_DOUBLING_MS = 1_000
+/** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
+export const MIN_RATE = 0.5
+/** The window the accepted and sent rates are measured over, ms. */
+export const WINDOW_MS = 2_000
+/** Pacing ends after this long without a 429, ms. */
+export const UNPACE_AFTER_MS = 300_000
+
+/** Width of one counting slot, ms. */
+const SLOT_MS = 100
+const SLOTS = WINDOW_MS / SLOT_MS
+
+/**
+ * Events per {@link SLOT_MS} slot over the last {@link WINDOW_MS}, in a ring: O(1) per event and
+ * per read.
+ */
+class SlotCounter {
+  readonly #counts = new Float64Array(SLOTS)
+  /** Index (time / SLOT_MS) of the newest slot written. */
+  #newest = 0
+  /** Index of the first slot ever written, for a client younger than the window. */
+  #first: number | undefined
+
+  add(now: number, amount = 1): void {
+    this.#advance(now)
+    const slot = this.#newest % SLOTS
+    this.#counts[slot] = (this.#counts[slot] ?? 0) + amount
+  }
+
+  /** The sum over the window ending at `now`, and the window's length in ms (shorter for a young counter). */
+  sum(now: number): { readonly count: number; readonly spanMs: number } {
+    this.#advance(now)
+    let count = 0
+    for (const value of this.#counts) count += value
+    const first = this.#first ?? Math.floor(now / SLOT_MS)
+    const spanMs = Math.min(WINDOW_MS, now - first * SLOT_MS)
+    return { count, spanMs }
+  }
+
+  #advance(now: number): void {
+    const slot = Math.floor(now / SLOT_MS)
+    this.#first ??= slot
+    if (slot <= this.#newest) return
+    // Clear the slots skipped since the last event (all of them after a long silence).
+    for (let index = Math.max(this.#newest + 1, slot - SLOTS + 1); index <= slot; index++) this.#counts[index % SLOTS] = 0
+    this.#newest = slot
+  }
+}
+
+/** The learned rate of one client (and the clients derived from it). */
+export class RateLearner {
+  #learned: LearnedRate | undefined
+  /** When the last 429 was met, ms since the epoch. */
+  #lastRefusal = 0
+  /** Whether a request sent after the last decrease was accepted. */
+  #acceptedSinceDecrease = false
+  readonly #accepted = new SlotCounter()
+  readonly #sent = new SlotCounter()
+  /** Paused time (ms) per slot: taken out of the span the rates are measured over. */
+  readonly #paused = new SlotCounter()
+
+  /** The learned state (to share), or `undefined` while unpaced. */
+  get learned(): LearnedRate | undefined {
+    return this.#learned
+  }
+
+  /** Requests per second allowed at `now`, or `undefined` while unpaced. */
+  rate(now: number): number | undefined {
+    const learned = this.#learned
+    if (learned === undefined) return undefined
+    if (now - this.#lastRefusal > UNPACE_AFTER_MS) {
+      this.#learned = undefined
+      return undefined
+    }
+    const t = Math.max(0, now - learned.at)
+    const k = learned.recoveryMs
+    let rate: number
+    let probing: boolean
+    if (k === 0) {
+      // Probing: the first limit found was a lower bound; double every PROBE_DOUBLING_MS until the next 429.
+      rate = BETA * learned.max * 2 ** (t / PROBE_DOUBLING_MS)
+      probing = true
+    } else {
+      const u = (t - k) / k
+      rate = learned.max * (1 + (1 - BETA) * u * u * u)
+      probing = t > k
+    }
+    if (probing) {
+      // No faster than twice what was sent lately: an idle client keeps its rate near the limit
+      // found instead of growing one it never tried.
+      const sent = this.#rateOf(this.#sent, now)
+      if (sent !== undefined) rate = Math.min(rate, Math.max(learned.max, 2 * sent))
+    }
+    return Math.max(MIN_RATE, rate)
+  }
+
+  /** A request is sent at `now`. */
+  sent(now: number): void {
+    this.#sent.add(now)
+  }
+
+  /** A request sent at `sentAt` was accepted (any response but 429) at `now`. */
+  accepted(sentAt: number, now: number): void {
+    this.#accepted.add(now)
+    if (this.#learned !== undefined && sentAt > this.#learned.at) this.#acceptedSinceDecrease = true
+  }
+
+  /** The client is paused (a `Retry-After`, a closed service) for `ms` from `now`: not time in which it could send. */
+  paused(now: number, ms: number): void {
+    this.#paused.add(now, Math.min(ms, WINDOW_MS))
+  }
+
+  /**
+   * A 429 for a request sent at `sentAt` arrived at `now`, asking for a wait of `pauseMs` (its
+   * `Retry-After`; 0 without one). Says what it did to the rate (see {@link Refusal}).
+   */
+  refused(sentAt: number, now: number, pauseMs: number): Refusal {
+    this.#lastRefusal = now
+    const before = this.#learned
+    if (before !== undefined && sentAt <= before.at) return { kind: 'stale' }
+    if (before !== undefined && !this.#acceptedSinceDecrease) return { kind: 'closed' }
+    let learned: LearnedRate
+    if (before === undefined) {
+      // The first 429: what the service accepted in the last second or more is a lower bound of
+      // its limit (a client that just started may have sent for less than that); probe up from it.
+      const { count, spanMs } = this.#accepted.sum(now)
+      learned = { max: Math.max(MIN_RATE / BETA, (count * 1000) / Math.max(1000, spanMs)), at: now, recoveryMs: 0 }
+    } else {
+      // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
+      // or what was actually sent while not paused, if less).
+      const current = this.rate(sentAt) ?? MIN_RATE
+      const sent = this.#rateOf(this.#sent, now) ?? current
+      const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
+      learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
+    }
+    this.#learned = learned
+    this.#acceptedSinceDecrease = false
+    return { kind: 'lowered', learned }
+  }
+
+  /**
+   * Takes a learned state from another process (the store): kept when it is newer than this one's.
+   * Returns whether it was taken.
+   */
+  adopt(shared: LearnedRate, now: number): boolean {
+    if (this.#learned !== undefined && shared.at <= this.#learned.at) return false
+    if (now - shared.at > UNPACE_AFTER_MS) return false
+    this.#learned = shared
+    this.#acceptedSinceDecrease = false
+    this.#lastRefusal = Math.max(this.#lastRefusal, shared.at)
+    return true
+  }
+
+  /** Events per second over the last window's time not paused, or `undefined` with under 100 ms of it. */
+  #rateOf(counter: SlotCounter, now: number): number | undefined {
+    const { count, spanMs } = counter.sum(now)
+    const active = spanMs - this.#paused.sum(now).count
+    return active < SLOT_MS ? undefined : (count * 1000) / active
+  }
+}

@@ -1,0 +1,409 @@
+/**
+ * The service's rate limit, whole: everything the SDK does about 429s, behind the calls the
+ * transport makes around each attempt ({@link RateLimits.admit} before it, then
+ * {@link RateLimits.accepted} or {@link RateLimits.refused}). One per transport: a client and the
+ * clients derived from it share it.
+ *
+ * - The pause (`pause.ts`): after a 429 that says how long to wait (`Retry-After`), no new attempt
+ *   is sent until then; shared between processes through the store's `get`/`set`.
+ * - Pacing (`pacing: 'adaptive'`, the default), from the first 429 on: a learned rate
+ *   (`learner.ts`) spent through two lanes (`lanes.ts`), from the process's own bucket or a budget
+ *   leased from the store (`shared.ts`). Before the first 429 nothing of it runs: {@link RateLimits.admit}
+ *   returns `undefined` after two field reads.
+ * - What a 429 means for the call that met it: under pacing it is sent again when the rate allows,
+ *   not counted against `maxRetries`, until the service has accepted nothing of this client for
+ *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
+ * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
+ */
+import { channel } from 'node:diagnostics_channel'
+import type { LearnedRate, RateLimitGrant, RateLimitStore } from '../../core/options.ts'
+import { MAX_RETRY_AFTER_MS } from '../../core/retry.ts'
+import { PACING_CHANNEL, type PacingEvent } from '../../core/tracing.ts'
+import type { ChatServiceError } from '../../errors/errors.ts'
+import type { ReceivedResponse } from '../exchange.ts'
+import { pausedError, type RequestSummary } from '../read-response.ts'
+import type { Redactor } from '../redact.ts'
+import type { ResolvedOptions } from '../resolved-options.ts'
+import { backoffDelay, serverRequestedDelay } from '../retry-policy.ts'
+import type { SdkLogger } from '../sdk-logger.ts'
+import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
+import { RateLearner } from './learner.ts'
+import { describeError, describeValue, RateLimitPause } from './pause.ts'
+import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Lease } from './shared.ts'
+
+export type { Priority }
+
+/** Under pacing, a call stops retrying 429s once the service has accepted no request of this client for this long, ms. */
+export const STARVED_MS = 60_000
+/**
+ * After a 429 for a request sent once the rate was lowered, with none of those accepted yet, the
+ * service accepts nothing right now (a window that is closed): the client pauses for this, doubled
+ * at each such 429, up to {@link MAX_CLOSED_HOLD_MS}, ms.
+ */
+const CLOSED_HOLD_MS = 250
+const MAX_CLOSED_HOLD_MS = 8_000
+/** Rate changes smaller than this share of the last one reported are not reported again. */
+const REPORT_STEP = 0.1
+
+const pacingChannel = channel(PACING_CHANNEL)
+
+/** One call, as the rate limit sees it: the transport makes it, the rate limit keeps its state in it. */
+export interface LimitedCall {
+  readonly request: RequestSummary
+  readonly options: ResolvedOptions
+  /** The lane its requests use. */
+  readonly priority: Priority
+  /** The caller's signal and the client's closing, in one. */
+  readonly signal: AbortSignal
+  /** Ms left of `totalTimeout` (Infinity without one). */
+  left(): number
+  /** Waits `ms` (or until `settled`): rejects with the call's abort or close error. */
+  wait(ms: number, during: string, settled?: Promise<void>): Promise<void>
+  /** The error for the call's signal or the client's close, whichever ended a wait (`during` says what for). */
+  abandoned(during: string): ChatServiceError
+  /** The APITimeoutError of `totalTimeout` running out (or about to), `when`. */
+  outOfTime(when: string): ChatServiceError
+  /** Pause the call may still wait for, ms: one longest `Retry-After` per try, so that a pause made longer at every look cannot hold it forever. */
+  pauseBudget: number
+  /** When its current run of 429s began (ms since the epoch), or `undefined`. */
+  refusedSince: number | undefined
+  /** Whether a request of it was refused with 429: its retry goes to the front of its lane. */
+  refused: boolean
+}
+
+/** What a 429 means for the call that met it. */
+export type RefusedVerdict =
+  | { readonly retry: true }
+  | { readonly retry: false; readonly reason: 'wait-too-long' | 'starved' | 'no-retries' }
+  /** `pacing: 'off'`: decided as any retryable failure (`retry-policy.ts`). */
+  | undefined
+
+export interface RateLimitsConfig {
+  readonly store: RateLimitStore | undefined
+  readonly pacing: 'adaptive' | 'off'
+  readonly redactor: Redactor
+  readonly clock?: Clock | undefined
+}
+
+export class RateLimits {
+  readonly #pause: RateLimitPause
+  readonly #store: RateLimitStore | undefined
+  readonly #adaptive: boolean
+  readonly #redactor: Redactor
+  readonly #clock: Clock
+  readonly #learner = new RateLearner()
+  /** Made at the first 429: from then on every attempt takes a token. */
+  #lanes: LanesState | undefined
+  /** A learned rate this process found that the store has not been told yet. */
+  #unpublished: LearnedRate | undefined
+  /** When a request was last accepted (any response but 429), ms since the epoch. */
+  #lastAccepted = 0
+  /** Consecutive "closed" holds (see CLOSED_HOLD_MS), and when the last began. */
+  #closedStreak = 0
+  #closedAt = 0
+  /** The rate last reported (logs, channel). */
+  #reported: number | undefined
+  /** Unpaced, with a store that has `take`: when its learned rate is read next. */
+  #nextLearnedRead = 0
+  /** The logger of the last call (for reports made outside a call: a lease's answer). */
+  #log: SdkLogger | undefined
+
+  constructor(config: RateLimitsConfig) {
+    this.#pause = new RateLimitPause(config.store)
+    this.#store = config.store
+    this.#adaptive = config.pacing === 'adaptive'
+    this.#redactor = config.redactor
+    this.#clock = config.clock ?? systemClock
+  }
+
+  /** Requests per second the client allows itself now, or `undefined` while it is not paced. */
+  get pacedRate(): number | undefined {
+    if (this.#lanes === undefined) return undefined
+    const rate = this.#learner.rate(this.#clock.now())
+    if (rate === undefined) this.#unpace()
+    return rate
+  }
+
+  /** When the client's 429 pause ends (the store's last value included), or `undefined` when it is not paused. */
+  get pausedUntil(): number | undefined {
+    return this.#pause.until()
+  }
+
+  /**
+   * Before an attempt of `call`: waits for the pause and for a token of the paced rate, or returns
+   * `undefined` (no await at all) when there is nothing to wait for.
+   * @throws RateLimitError (paused, `rateLimitPause: 'fail'`; or the pause budget spent), the call's
+   * timeout, abort or close error.
+   */
+  admit(call: LimitedCall): Promise<void> | undefined {
+    this.#log = call.options.log
+    if (this.#store === undefined && this.#lanes === undefined && this.#pause.until() === undefined) return undefined
+    return this.#admit(call)
+  }
+
+  /** A request of `call`, sent at `sentAt` (ms since the epoch), was answered with anything but 429. */
+  accepted(sentAt: number): void {
+    const now = this.#clock.now()
+    this.#lastAccepted = now
+    this.#closedStreak = 0
+    if (this.#lanes !== undefined) this.#learner.accepted(sentAt, now)
+  }
+
+  /** A request of `call` is sent now: returns the moment, for {@link RateLimits.accepted} / {@link RateLimits.refused}. */
+  sending(): number {
+    const now = this.#clock.now()
+    if (this.#lanes !== undefined) this.#learner.sent(now)
+    return now
+  }
+
+  /**
+   * A request of `call` sent at `sentAt` was answered 429: lowers the rate, pauses the client, and
+   * says whether the call goes on (see {@link RefusedVerdict}). `retried`: whether the retry policy
+   * would retry it (`pacing: 'off'` only).
+   */
+  refused(call: LimitedCall, response: ReceivedResponse, sentAt: number): RefusedVerdict {
+    const now = this.#clock.now()
+    this.#log = call.options.log
+    const waitMs = serverRequestedDelay(response.headers, now)
+    if (!this.#adaptive) return undefined
+    if (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
+    call.refused = true
+    call.refusedSince ??= now
+    const lanes = this.#paced(now)
+    const refusal = this.#learner.refused(sentAt, now, waitMs ?? 0)
+    let holdMs = waitMs ?? 0
+    if (refusal.kind === 'lowered') {
+      this.#closedStreak = 0
+      this.#unpublished = refusal.learned
+      lanes?.lanes.drain()
+      this.#report('lowered', call.options.log)
+    } else if (refusal.kind === 'closed' && sentAt > this.#closedAt) {
+      this.#closedStreak++
+      this.#closedAt = now
+      holdMs = Math.max(holdMs, Math.min(MAX_CLOSED_HOLD_MS, CLOSED_HOLD_MS * 2 ** (this.#closedStreak - 1)))
+    }
+    if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
+    // `maxRetries: 0` means no retry at all: the rate is learned, the call ends with the 429.
+    if (call.options.maxRetries === 0) return { retry: false, reason: 'no-retries' }
+    if (now - call.refusedSince >= STARVED_MS && this.#lastAccepted < call.refusedSince) return { retry: false, reason: 'starved' }
+    return { retry: true }
+  }
+
+  /**
+   * `pacing: 'off'` (or a 429 the call does not retry): pauses new attempts for `ms` because of
+   * `response`, as 0.3 did.
+   */
+  pause(ms: number, response: ReceivedResponse, log: SdkLogger): void {
+    this.#pause.extend(ms, response, log)
+  }
+
+  /** The pause a 429 that ends a call leaves behind (`pacing: 'off'`): its wait, else the backoff. */
+  static pauseAfter(response: ReceivedResponse, attempt: number): number {
+    return serverRequestedDelay(response.headers) ?? backoffDelay(attempt - 1)
+  }
+
+  async #admit(call: LimitedCall): Promise<void> {
+    await this.#waitOutPause(call)
+    this.#readLearned(call.options.log)
+    const state = this.#lanes
+    if (state === undefined) return
+    if (this.#learner.rate(this.#clock.now()) === undefined) {
+      this.#unpace()
+      return
+    }
+    this.#report('raised', call.options.log)
+    if (state.lanes.tryTake(call.priority)) return
+    let granted: boolean
+    try {
+      granted = await state.lanes.wait(call.priority, call.signal, call.left(), call.refused)
+    } catch {
+      throw call.abandoned('while waiting for its turn at the paced rate')
+    }
+    if (!granted) throw call.outOfTime(`while waiting for its turn at the paced rate (${this.#describeRate()})`)
+  }
+
+  /** The client-wide pause: this process's, and the store's. Looked at again after each wait: another 429 may have made it longer. */
+  async #waitOutPause(call: LimitedCall): Promise<void> {
+    const { options, request } = call
+    for (;;) {
+      const read = this.#pause.refresh(options.log)
+      if (read !== undefined) {
+        const ms = Math.min(read.waitUntil - Date.now(), call.left())
+        if (ms > 0) await call.wait(ms, 'while reading the rateLimitStore', read.settled)
+        this.#pause.slow(read, options.log)
+      }
+      const pause = this.#pause.state()
+      if (pause === undefined) return
+      this.#paced(this.#clock.now())?.lanes.hold(this.#clock.now() + pause.remaining)
+      const paused = pause.remaining
+      if (options.rateLimitPause === 'fail') throw pausedError(pause.response, request, paused, this.#redactor, pause.fromStore)
+      const from = pause.fromStore ? ' seen by another process (rateLimitStore)' : ''
+      if (paused >= call.left()) throw call.outOfTime(`the client is paused after a 429${from} for another ${paused} ms`)
+      if (paused > call.pauseBudget) {
+        const spent = MAX_RETRY_AFTER_MS * (options.maxRetries + 1) - call.pauseBudget
+        const because = `waiting it out would take the call past ${MAX_RETRY_AFTER_MS} ms of pause per try (maxRetries + 1 tries; ${spent} ms waited already)`
+        throw pausedError(pause.response, request, paused, this.#redactor, pause.fromStore, because)
+      }
+      call.pauseBudget -= paused
+      const shared = pause.fromStore ? ', from the rateLimitStore' : ''
+      await call.wait(paused, `while waiting out the client's 429 pause (${paused} ms${shared})`)
+    }
+  }
+
+  /** Pauses new attempts for `ms` from `now`: the pause (shared through the store), and the lanes. */
+  #hold(ms: number, response: ReceivedResponse, log: SdkLogger, now: number): void {
+    const before = this.#pause.until(now) ?? now
+    this.#pause.extend(ms, response, log, now)
+    if (now + ms > before) this.#learner.paused(now, now + ms - before)
+    this.#lanes?.lanes.hold(now + ms)
+  }
+
+  /** The lanes, made at the first 429 (pacing starts); `undefined` with `pacing: 'off'`. */
+  #paced(now: number): LanesState | undefined {
+    if (!this.#adaptive) return undefined
+    if (this.#lanes !== undefined) return this.#lanes
+    const local = new LocalTokens((at) => this.#learner.rate(at) ?? Infinity, now)
+    const lanes = new Lanes(local, this.#clock)
+    const state: LanesState = { lanes, local, shared: undefined, storeDownUntil: 0 }
+    const store = this.#store
+    if (store?.take !== undefined) {
+      state.shared = new SharedTokens({
+        rate: (at) => this.#learner.rate(at) ?? Infinity,
+        waiting: () => lanes.queued,
+        lease: (lease) => this.#lease(store, lease),
+        granted: (answer) => {
+          this.#adoptShared(answer)
+          lanes.changed()
+        },
+        failed: (error) => {
+          state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
+          lanes.use(local)
+          this.#pause.warnOnce(
+            this.#log,
+            'take',
+            `rateLimitStore.take() failed: this process paces on its own for ${STORE_RETRY_MS} ms, then tries the store again (${describeError(error)})`,
+          )
+        },
+        unpublished: () => {
+          const learned = this.#unpublished
+          this.#unpublished = undefined
+          return learned
+        },
+        now: () => this.#clock.now(),
+      })
+      lanes.use(state.shared)
+    }
+    this.#lanes = state
+    return state
+  }
+
+  /** One `take` against the store: its answer checked, bounded by LEASE_TIMEOUT_MS. */
+  async #lease(store: RateLimitStore, lease: Lease): Promise<Granted> {
+    const answer = await withTimeout(() => store.take?.(lease), LEASE_TIMEOUT_MS, this.#clock)
+    const granted = checkGrant(answer, lease.tokens)
+    if (granted === undefined) throw new Error(`it answered ${describeValue(answer)}, not a RateLimitGrant`)
+    return granted
+  }
+
+  /** Unpaced, with a store that has `take`: reads the stored learned rate at the store's cadence (not awaited) to learn that another process started pacing. */
+  #readLearned(log: SdkLogger): void {
+    const store = this.#store
+    if (store?.take === undefined || this.#lanes !== undefined) return
+    const now = this.#clock.now()
+    if (now < this.#nextLearnedRead) return
+    this.#nextLearnedRead = now + (store.maxAgeMs ?? 100)
+    this.#lease(store, { tokens: 0, reserve: 0, ratePerSecond: 0, burst: 0 }).then(
+      (answer) => {
+        this.#adoptShared(answer)
+      },
+      (error: unknown) => {
+        this.#nextLearnedRead = this.#clock.now() + STORE_RETRY_MS
+        this.#pause.warnOnce(log, 'take', `rateLimitStore.take() failed: this process paces on its own (${describeError(error)})`)
+      },
+    )
+  }
+
+  /** A learned rate from the store: taken when newer than this process's (pacing starts if it had not). */
+  #adoptShared(answer: Granted): void {
+    const learned = answer.learned
+    if (learned === undefined || !this.#adaptive) return
+    const now = this.#clock.now()
+    if (!this.#learner.adopt(learned, now)) return
+    const state = this.#paced(now)
+    if (state !== undefined && state.shared !== undefined && now >= state.storeDownUntil) state.lanes.use(state.shared)
+    state?.lanes.changed()
+    this.#report('shared', this.#log)
+  }
+
+  #unpace(): void {
+    if (this.#lanes === undefined || this.#lanes.lanes.waiting > 0) return
+    this.#lanes = undefined
+    this.#report('ended', this.#log)
+  }
+
+  /** Logs (at `info`) and publishes a rate change worth telling. */
+  #report(reason: PacingEvent['reason'], log: SdkLogger | undefined): void {
+    const rate = this.#lanes === undefined ? undefined : this.#learner.rate(this.#clock.now())
+    const previous = this.#reported
+    if (reason === 'raised' && previous !== undefined && rate !== undefined && rate < previous * (1 + REPORT_STEP)) return
+    this.#reported = rate
+    const event: PacingEvent = { reason, rate, previous }
+    if (pacingChannel.hasSubscribers) pacingChannel.publish(event)
+    if (log?.enabled('info') !== true) return
+    const shown = rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
+    const why = {
+      lowered: 'after a 429',
+      shared: 'learned from another process (rateLimitStore)',
+      raised: 'while requests succeed',
+      ended: `no 429 for a while`,
+    }[reason]
+    log.log('info', `pacing: ${shown} (${why})`, { pacedRate: rate, previousRate: previous })
+  }
+
+  #describeRate(): string {
+    const rate = this.#learner.rate(this.#clock.now())
+    return rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
+  }
+}
+
+interface LanesState {
+  readonly lanes: Lanes
+  readonly local: LocalTokens
+  shared: SharedTokens | undefined
+  /** After a store failure: not before this moment is the store used again. */
+  storeDownUntil: number
+}
+
+function formatRate(rate: number): string {
+  return rate >= 10 ? rate.toFixed(0) : rate.toFixed(1)
+}
+
+/** `fn()`'s answer, or a rejection after `ms` (or when `fn` throws). */
+async function withTimeout<T>(fn: () => T | PromiseLike<T>, ms: number, clock: Clock): Promise<T> {
+  let timer: unknown
+  try {
+    return await Promise.race([
+      Promise.resolve().then(fn),
+      new Promise<never>((_resolve, reject) => {
+        timer = clock.setTimeout(() => {
+          reject(new Error(`it has not answered in ${ms} ms`))
+        }, ms)
+      }),
+    ])
+  } finally {
+    clock.clearTimeout(timer)
+  }
+}
+
+/** A store's answer as a {@link Granted}, or `undefined` when it is not a `RateLimitGrant` for `asked` tokens. */
+function checkGrant(answer: unknown, asked: number): Granted | undefined {
+  if (answer === null || typeof answer !== 'object') return undefined
+  const { tokens, learned } = answer as RateLimitGrant
+  if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0 || tokens > asked) return undefined
+  if (learned === undefined || learned === null) return { tokens, learned: undefined }
+  const valid =
+    typeof learned === 'object' &&
+    [learned.max, learned.at, learned.recoveryMs].every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0) &&
+    learned.max > 0
+  return valid ? { tokens, learned: { max: learned.max, at: learned.at, recoveryMs: learned.recoveryMs } } : undefined
+}
