@@ -102,7 +102,6 @@ async function simulate(
   let holdSetAt = 0
   let accepted = 0
   let refused = 0
-  let batchAccepted = 0
   const logins: number[] = []
   const start = clock.now()
   const end = start + options.durationMs
@@ -171,7 +170,6 @@ async function simulate(
     void (async () => {
       while (clock.now() < end) {
         await send('batch')
-        batchAccepted++
       }
     })()
   }
@@ -184,10 +182,8 @@ async function simulate(
     }
   })()
   await clock.run(() => clock.now() >= end + 60_000)
-  const seconds = (clock.now() - start) / 1000
   logins.sort((a, b) => a - b)
   const at = (q: number): number => logins[Math.min(logins.length - 1, Math.floor(q * logins.length))] ?? NaN
-  void batchAccepted
   return {
     share: accepted / (options.durationMs / 1000) / limitPerSecond,
     refusedShare: refused / (accepted + refused),
@@ -195,7 +191,6 @@ async function simulate(
     loginP95: at(0.95),
     loginMax: logins.at(-1) ?? NaN,
   }
-  void seconds
 }
 
 const only = process.env['ONLY']
