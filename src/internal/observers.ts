@@ -71,7 +71,10 @@ export function observersOf(
       log.log('warn', `${show().where}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
     },
     starved() {
-      log.log('warn', `${show().where}: the service has answered only 429 for 60,000 ms and accepted no request of this client meanwhile; not retrying`)
+      log.log(
+        'warn',
+        `${show().where}: the service has answered only 429 for 60,000 ms and accepted no request of this client meanwhile; not retrying`,
+      )
     },
   }
 }

@@ -38,6 +38,12 @@ Options:
   --rate-limit RPS[/BURST]
                        rate-limit each API key pair: a token bucket of BURST requests (default
                        RPS rounded up) refilled at RPS a second; 429 with Retry-After when empty
+  --rate-limit-window MS
+                       with --rate-limit: a fixed window instead, RPS x MS / 1000 requests per
+                       window of MS ms (windows aligned to the clock); 429 for the rest of it
+  --rate-limit-retry-after seconds|ms|none
+                       how a 429 tells the wait: Retry-After in whole seconds (default),
+                       retry-after-ms, or no header at all
   --record-requests N  keep the latest N requests for GET /__fake/requests (default ${DEFAULT_RECORDED}; 0: none)
   --compression off|gzip|br
                        compress response bodies with only this coding when the client accepts it,
@@ -103,8 +109,31 @@ function hostOf(text: string | undefined): string {
   return text
 }
 
+/** `--rate-limit RPS[/BURST]`, with `--rate-limit-window MS` and `--rate-limit-retry-after`. */
+function rateLimitOf(text: string | undefined, window: string | undefined, retryAfter: string | undefined): RateLimitOptions | undefined {
+  if (text === undefined) {
+    if (window !== undefined || retryAfter !== undefined)
+      throw new UsageError('--rate-limit-window and --rate-limit-retry-after need --rate-limit')
+    return undefined
+  }
+  const after = { seconds: 'seconds', ms: 'milliseconds', none: 'none', undefined: undefined } as const
+  const mode = after[String(retryAfter) as keyof typeof after]
+  if (retryAfter !== undefined && mode === undefined) {
+    throw new UsageError(`--rate-limit-retry-after must be seconds, ms or none, not ${JSON.stringify(retryAfter)}`)
+  }
+  const limit = bucketOf(text)
+  if (window === undefined) return { ...limit, retryAfter: mode }
+  if (limit.burst !== undefined) throw new UsageError('--rate-limit RPS/BURST has no BURST with --rate-limit-window: a window has no burst')
+  return {
+    algorithm: 'fixed-window',
+    requestsPerSecond: limit.requestsPerSecond,
+    windowMs: integer('rate-limit-window', window, 1_000, 1, 3_600_000),
+    retryAfter: mode,
+  }
+}
+
 /** `--rate-limit RPS[/BURST]`: RPS a number > 0, BURST an integer >= 1. */
-function rateLimitOf(text: string): RateLimitOptions {
+function bucketOf(text: string): RateLimitOptions {
   const match = /^(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(text.trim())
   const rps = match === null ? Number.NaN : Number(match[1])
   const burst = match?.[2] === undefined ? undefined : Number(match[2])
@@ -132,6 +161,8 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
         conversations: { type: 'string' },
         messages: { type: 'string' },
         'rate-limit': { type: 'string' },
+        'rate-limit-window': { type: 'string' },
+        'rate-limit-retry-after': { type: 'string' },
         host: { type: 'string' },
         'record-requests': { type: 'string' },
         compression: { type: 'string' },
@@ -157,7 +188,7 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
     latencyMs: latency,
     compression: compressionOf(values.compression),
     compressionMinBytes: integer('compression-min-bytes', values['compression-min-bytes'], DEFAULT_COMPRESSION_MIN_BYTES, 0),
-    rateLimit: values['rate-limit'] === undefined ? undefined : rateLimitOf(values['rate-limit']),
+    rateLimit: rateLimitOf(values['rate-limit'], values['rate-limit-window'], values['rate-limit-retry-after']),
     json: values.json,
     dataset: {
       seed: integer('seed', values.seed, 1),
@@ -167,6 +198,16 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
       messages: integer('messages', values.messages, 1000, 0),
     },
   }
+}
+
+/** `10 requests/s, bursts of 20` or `100 requests per 1000 ms window`, and how a 429 tells the wait. */
+function describeLimit(limit: RateLimitOptions): string {
+  const told = { seconds: 'Retry-After in seconds', milliseconds: 'retry-after-ms', none: 'no Retry-After' }[limit.retryAfter ?? 'seconds']
+  if (limit.algorithm === 'fixed-window') {
+    const windowMs = limit.windowMs ?? 1_000
+    return `${Math.max(1, Math.floor((limit.requestsPerSecond * windowMs) / 1000))} requests per ${windowMs} ms window (fixed), ${told}`
+  }
+  return `${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}, ${told}`
 }
 
 function describe(options: CliOptions, server: FakeServerHandle, companyId: string): string {
@@ -179,10 +220,7 @@ function describe(options: CliOptions, server: FakeServerHandle, companyId: stri
       ? 'Compression: off'
       : `Compression: ${coding} for bodies of ${options.compressionMinBytes} bytes or more, as accept-encoding asks`
   const limit = options.rateLimit
-  const rate =
-    limit === undefined
-      ? ''
-      : `\nRate limit per API key pair: ${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}`
+  const rate = limit === undefined ? '' : `\nRate limit per API key pair: ${describeLimit(limit)}`
   return `chat-service-fake: the fake Chat Service is listening on ${baseUrl}
 Dataset: seed ${d.seed}, ${d.agents} agents, ${d.customerUsers} customer users, ${d.conversations} conversations, ${d.messages} messages${latency}${rate}
 ${compression}

@@ -113,11 +113,11 @@ export class Router {
       body = parsed.value
     }
     // After the credentials: only a key pair that exists is charged (rate-limit.ts says why).
-    const retryAfter = ctx.rateLimit?.take(keyId)
-    if (retryAfter !== undefined) {
-      return errorResponse(429, `Rate limit exceeded for API key ${keyId}: retry after ${retryAfter} s`, {
-        'retry-after': String(retryAfter),
-      })
+    const refusal = ctx.rateLimit?.take(keyId)
+    if (refusal !== undefined) {
+      const wait = refusal['retry-after'] ?? refusal['retry-after-ms']
+      const after = wait === undefined ? '' : `: retry after ${wait} ${refusal['retry-after'] === undefined ? 'ms' : 's'}`
+      return errorResponse(429, `Rate limit exceeded for API key ${keyId}${after}`, refusal)
     }
     return endpoint.handle({ ctx, req, company, params, query: new URLSearchParams(req.search), body })
   }

@@ -199,17 +199,30 @@ export interface FakeListenOptions {
 export type FilterMatch = 'exact' | 'partial'
 
 /**
- * The fake's rate limit (the spec shows none): a token bucket per API key pair. Each key pair
- * has `burst` tokens, refilled at `requestsPerSecond` a second up to `burst`; every request with
- * valid credentials takes one, and one that finds less than one token gets 429 with `Retry-After`
- * (the whole seconds until a token is back, rounded up) and takes nothing. TESTING.md, "Rate
- * limits", has the whole algorithm.
+ * The fake's rate limit per API key pair (`createFakeChatService({ rateLimit })`), of one of the
+ * two kinds real services use. TESTING.md, "Rate limits", has the whole algorithm.
+ *
+ * - `'token-bucket'` (default): a bucket of `burst` tokens per key pair, refilled continuously at
+ *   `requestsPerSecond`; a request that finds less than one token gets 429 and takes nothing.
+ * - `'fixed-window'`: at most `requestsPerSecond × windowMs / 1000` requests (rounded down, at
+ *   least 1) per key pair in each window of `windowMs`, windows aligned to the epoch (a window of
+ *   1,000 ms starts at each whole second); the rest of a window gets 429.
+ *
+ * `retryAfter` says how a 429 tells the wait: `'seconds'` (default; `Retry-After` in whole
+ * seconds, rounded up, at least 1), `'milliseconds'` (`retry-after-ms`, as some services send),
+ * or `'none'` (no header at all, as many limiters do).
  */
 export interface RateLimitOptions {
-  /** Tokens added per second, per key pair (a finite number above 0; fractions allowed, e.g. 0.5). */
+  /** `'token-bucket'` (default) or `'fixed-window'`. */
+  algorithm?: 'token-bucket' | 'fixed-window' | undefined
+  /** The rate allowed per key pair, requests per second (a finite number above 0; fractions allowed, e.g. 0.5). */
   requestsPerSecond: number
-  /** Bucket size: the requests a key pair may send at once after a quiet spell. Default `ceil(requestsPerSecond)` (at least 1). */
+  /** Token bucket: the bucket's size, the requests a key pair may send at once after a quiet spell. Default `ceil(requestsPerSecond)` (at least 1). */
   burst?: number | undefined
+  /** Fixed window: the window's length in ms (an integer from 1 to 3,600,000; default 1,000). */
+  windowMs?: number | undefined
+  /** How a 429 tells the wait: `'seconds'` (default), `'milliseconds'` or `'none'`. */
+  retryAfter?: 'seconds' | 'milliseconds' | 'none' | undefined
 }
 
 /** Options of `createFakeChatService`. */
@@ -252,8 +265,8 @@ export interface FakeChatServiceOptions {
    */
   compressionMinBytes?: number | undefined
   /**
-   * Rate-limit every key pair (both modes): 429 with `Retry-After` once its token bucket is
-   * empty. Default: no limit. See {@link RateLimitOptions}.
+   * Rate-limit every key pair (both modes): 429 (with `Retry-After`, unless told otherwise) past
+   * a token bucket's or a fixed window's limit. Default: no limit. See {@link RateLimitOptions}.
    */
   rateLimit?: RateLimitOptions | undefined
 }

@@ -121,7 +121,7 @@ describe('chat-service-fake: what it prints and serves', () => {
     const { result, out } = await runInProcess(['--port', '0', '--rate-limit', '0.5/2'])
     const server = serverOf(result)
     try {
-      expect(out).toContain('Rate limit per API key pair: 0.5 requests/s, bursts of 2')
+      expect(out).toContain('Rate limit per API key pair: 0.5 requests/s, bursts of 2, Retry-After in seconds')
       const { baseUrl, keyId, keySecret } = server.clientOptions()
       const statuses: (number | undefined)[] = []
       for (let i = 0; i < 3; i++) {
@@ -140,6 +140,42 @@ describe('chat-service-fake: what it prints and serves', () => {
     }
   })
 
+  it('--rate-limit-window MS makes it a fixed window; --rate-limit-retry-after none sends 429s without a wait', async () => {
+    const { result, out } = await runInProcess([
+      '--port',
+      '0',
+      '--rate-limit',
+      '2',
+      '--rate-limit-window',
+      '60000',
+      '--rate-limit-retry-after',
+      'none',
+    ])
+    const server = serverOf(result)
+    try {
+      expect(out).toContain('Rate limit per API key pair: 120 requests per 60000 ms window (fixed), no Retry-After')
+      const { baseUrl, keyId, keySecret } = server.clientOptions()
+      const statuses: number[] = []
+      const waits: unknown[] = []
+      for (let i = 0; i < 121; i++) {
+        const res = await request(`${baseUrl}/rest/v1/agents`, {
+          method: 'GET',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ keyId, keySecret }),
+        })
+        await res.body.dump()
+        statuses.push(res.statusCode)
+        waits.push(res.headers['retry-after'] ?? res.headers['retry-after-ms'])
+      }
+      // A window that started before the first request may end during the loop: then none is refused.
+      const refused = statuses.filter((status) => status === 429).length
+      expect(refused).toBeLessThanOrEqual(1)
+      expect(waits.every((wait) => wait === undefined)).toBe(true)
+    } finally {
+      await server.close()
+    }
+  })
+
   it.each([
     [['--port', '70000'], '--port must be an integer from 0 to 65535, not "70000"'],
     [['--seed', '1.5'], '--seed must be an integer, not "1.5"'],
@@ -151,6 +187,10 @@ describe('chat-service-fake: what it prints and serves', () => {
     [['--rate-limit', 'fast'], '--rate-limit must be RPS or RPS/BURST'],
     [['--compression', 'zstd'], '--compression must be off, gzip or br, not "zstd"'],
     [['--compression-min-bytes=-1'], '--compression-min-bytes must be an integer >= 0, not "-1"'],
+    [['--rate-limit-window', '1000'], '--rate-limit-window and --rate-limit-retry-after need --rate-limit'],
+    [['--rate-limit', '5', '--rate-limit-retry-after', 'never'], '--rate-limit-retry-after must be seconds, ms or none, not "never"'],
+    [['--rate-limit', '5/10', '--rate-limit-window', '1000'], 'has no BURST with --rate-limit-window'],
+    [['--rate-limit', '5', '--rate-limit-window', '0'], '--rate-limit-window must be an integer from 1 to 3600000, not "0"'],
     [['--verbose'], "Unknown option '--verbose'"],
     [['--port'], "Option '--port <value>' argument missing"],
     [['4010'], 'Unexpected argument'],

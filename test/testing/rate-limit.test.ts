@@ -124,7 +124,46 @@ describe('rateLimit at the wire', () => {
     expect((await agents('http://chat.test')).status).toBe(429)
   })
 
+  it('a fixed window: requestsPerSecond × windowMs / 1000 requests per window aligned to the clock; Retry-After until its end', async () => {
+    const start = Date.UTC(2030, 0, 1) // a whole multiple of the window
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 7_500 })
+    const { url } = await limited({ algorithm: 'fixed-window', requestsPerSecond: 0.3, windowMs: 10_000 }) // 3 per 10 s
+    expect(await statuses(3, () => agents(url))).toEqual([200, 200, 200])
+    const refused = await agents(url)
+    expect(refused.status).toBe(429)
+    expect(refused.headers['retry-after']).toBe('3') // 2.5 s left of the window, rounded up
+    vi.setSystemTime(start + 9_999)
+    expect((await agents(url)).status).toBe(429) // a refusal takes nothing, and the window has not moved
+    vi.setSystemTime(start + 10_000) // a new window: 3 again, not 3 plus what was left
+    expect(await statuses(4, () => agents(url))).toEqual([200, 200, 200, 429])
+  })
+
+  it("retryAfter: 'none' sends a 429 without any wait header; 'milliseconds' sends retry-after-ms (the exact wait)", async () => {
+    const start = Date.UTC(2030, 0, 1)
+    vi.useFakeTimers({ toFake: ['Date'], now: start })
+    const none = await limited({ requestsPerSecond: 2, burst: 1, retryAfter: 'none' })
+    expect((await agents(none.url)).status).toBe(200)
+    const bare = await agents(none.url)
+    expect(bare.status).toBe(429)
+    expect(bare.headers['retry-after']).toBeUndefined()
+    expect(bare.headers['retry-after-ms']).toBeUndefined()
+    expect(bare.json).toEqual({ error: { status: 429, message: 'Rate limit exceeded for API key key_a' } })
+    const ms = await limited({ algorithm: 'fixed-window', requestsPerSecond: 1, windowMs: 1_000, retryAfter: 'milliseconds' })
+    vi.setSystemTime(start + 250)
+    expect((await agents(ms.url)).status).toBe(200)
+    const exact = await agents(ms.url)
+    expect(exact.headers['retry-after-ms']).toBe('750')
+    expect(exact.headers['retry-after']).toBeUndefined()
+  })
+
   it('refuses options out of range with a RangeError', () => {
+    expect(() => createFakeChatService({ rateLimit: { algorithm: 'fixed-window', requestsPerSecond: 5, windowMs: 0 } })).toThrow(
+      'rateLimit.windowMs must be an integer from 1 to 3,600,000',
+    )
+    expect(() => createFakeChatService({ rateLimit: { algorithm: 'sliding' as 'fixed-window', requestsPerSecond: 5 } })).toThrow(
+      "rateLimit.algorithm must be 'token-bucket' or 'fixed-window'",
+    )
+    expect(() => createFakeChatService({ rateLimit: { requestsPerSecond: 5, retryAfter: 'sometimes' as 'none' } })).toThrow(RangeError)
     expect(() => createFakeChatService({ rateLimit: { requestsPerSecond: 0 } })).toThrow(RangeError)
     expect(() => createFakeChatService({ rateLimit: { requestsPerSecond: Number.NaN } })).toThrow(
       'rateLimit.requestsPerSecond must be a finite number > 0',
