@@ -5,7 +5,16 @@
 import {} from './engine-check.ts' // first: refuses an unsupported Node.js before undici loads (see engine-check.ts)
 export { ChatServiceClient, ENVIRONMENT_VARIABLES } from './client.ts'
 export { APIPromise } from './core/api-promise.ts'
-export type { ClientOptions, ClientOverrides, ListRequestOptions, RateLimitStore, RequestOptions } from './core/options.ts'
+export type {
+  ClientOptions,
+  ClientOverrides,
+  LearnedRate,
+  ListRequestOptions,
+  RateLimitGrant,
+  RateLimitStore,
+  RateLimitTake,
+  RequestOptions,
+} from './core/options.ts'
 export {
   DEFAULT_CONNECTIONS,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -17,7 +26,7 @@ export {
 export type { Logger, LogLevel } from './core/logger.ts'
 export type { APIResponse, ResponseValidation, WithResponse } from './core/response.ts'
 export { BACKOFF_BASE_MS, BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS, RETRYABLE_STATUSES } from './core/retry.ts'
-export { TRACING_CHANNEL, type RequestTrace } from './core/tracing.ts'
+export { PACING_CHANNEL, TRACING_CHANNEL, type PacingEvent, type RequestTrace } from './core/tracing.ts'
 export * from './errors/index.ts'
 export { Page } from './pagination/page.ts'
 export { PagePromise } from './pagination/page-promise.ts'

@@ -7,8 +7,8 @@
  *   the reserve ({@link reserveOf}: a tenth of a second's worth, at least one) is left. While no
  *   interactive request comes, the bucket hovers at the reserve and batch traffic still gets the
  *   whole rate; a login call then finds a token at once instead of queueing behind an export.
- * - The bucket holds at most the reserve and one more token: after a pause (or any idle time),
- *   batch requests are released one at a time at the rate, never all at once.
+ * - The bucket holds at most the reserve and a twentieth of a second's worth more ({@link capacityOf}):
+ *   after a pause (or any idle time), batch requests are released at the rate, never all at once.
  * - Waiters of one lane go in order; a retried request goes to the front of its lane.
  *
  * Where the tokens come from is a {@link TokenSource}: refilled here at the learned rate, or leased
@@ -36,6 +36,16 @@ export const systemClock: Clock = {
 /** Tokens kept for interactive requests at `rate` requests per second: a tenth of a second's worth, at least 1. */
 export function reserveOf(rate: number): number {
   return Math.max(1, rate / 10)
+}
+
+/**
+ * Most tokens the bucket holds at `rate`: the reserve and a twentieth of a second's worth (at least
+ * 2) for batch traffic. Less would lose tokens whenever the event loop is late (a timer that fires
+ * 15 ms late at 100 requests/s finds one token, not one and a half); more would let a burst out
+ * after a pause.
+ */
+export function capacityOf(rate: number): number {
+  return reserveOf(rate) + Math.max(2, rate / 20)
 }
 
 /** Where tokens come from. */
@@ -80,7 +90,7 @@ export class LocalTokens implements TokenSource {
 
   #refill(now: number): number {
     const rate = this.#rateOf(now)
-    const capacity = reserveOf(rate) + 1
+    const capacity = capacityOf(rate)
     if (now > this.#at) this.#tokens = Math.min(capacity, this.#tokens + ((now - this.#at) * rate) / 1000)
     this.#at = Math.max(this.#at, now)
     return rate

@@ -65,6 +65,10 @@ export const UNPACE_AFTER_MS = 300_000
 /** Width of one counting slot, ms. */
 const SLOT_MS = 100
 const SLOTS = WINDOW_MS / SLOT_MS
+/** What was sent just before a 429 is measured over the last second only: the rate changes fast while it probes. */
+const RECENT_SLOTS = 10
+/** The first 429's estimate divides what was accepted by the time the client has run, but by no less than this, ms: a burst of a few requests in a few ms says little. */
+const MIN_FIRST_SPAN_MS = 1_000
 
 /**
  * Events per {@link SLOT_MS} slot over the last {@link WINDOW_MS}, in a ring: O(1) per event and
@@ -83,13 +87,16 @@ class SlotCounter {
     this.#counts[slot] = (this.#counts[slot] ?? 0) + amount
   }
 
-  /** The sum over the window ending at `now`, and the window's length in ms (shorter for a young counter). */
-  sum(now: number): { readonly count: number; readonly spanMs: number } {
+  /**
+   * The sum over the last `slots` slots (all by default) ending at `now`, and their length in ms
+   * (shorter for a young counter).
+   */
+  sum(now: number, slots = SLOTS): { readonly count: number; readonly spanMs: number } {
     this.#advance(now)
     let count = 0
-    for (const value of this.#counts) count += value
+    for (let index = this.#newest - slots + 1; index <= this.#newest; index++) count += this.#counts[((index % SLOTS) + SLOTS) % SLOTS] ?? 0
     const first = this.#first ?? Math.floor(now / SLOT_MS)
-    const spanMs = Math.min(WINDOW_MS, now - first * SLOT_MS)
+    const spanMs = Math.min(slots * SLOT_MS, now - Math.max(first, this.#newest - slots + 1) * SLOT_MS)
     return { count, spanMs }
   }
 
@@ -144,7 +151,7 @@ export class RateLearner {
     if (probing) {
       // No faster than twice what was sent lately: an idle client keeps its rate near the limit
       // found instead of growing one it never tried.
-      const sent = this.#rateOf(this.#sent, now)
+      const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS)
       if (sent !== undefined) rate = Math.min(rate, Math.max(learned.max, 2 * sent))
     }
     return Math.max(MIN_RATE, rate)
@@ -180,12 +187,12 @@ export class RateLearner {
       // The first 429: what the service accepted in the last second or more is a lower bound of
       // its limit (a client that just started may have sent for less than that); probe up from it.
       const { count, spanMs } = this.#accepted.sum(now)
-      learned = { max: Math.max(MIN_RATE / BETA, (count * 1000) / Math.max(1000, spanMs)), at: now, recoveryMs: 0 }
+      learned = { max: Math.max(MIN_RATE / BETA, (count * 1000) / Math.max(MIN_FIRST_SPAN_MS, spanMs)), at: now, recoveryMs: 0 }
     } else {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
       // or what was actually sent while not paused, if less).
       const current = this.rate(sentAt) ?? MIN_RATE
-      const sent = this.#rateOf(this.#sent, now) ?? current
+      const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS) ?? current
       const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
       learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
     }
@@ -207,10 +214,10 @@ export class RateLearner {
     return true
   }
 
-  /** Events per second over the last window's time not paused, or `undefined` with under 100 ms of it. */
-  #rateOf(counter: SlotCounter, now: number): number | undefined {
-    const { count, spanMs } = counter.sum(now)
-    const active = spanMs - this.#paused.sum(now).count
+  /** Events per second over the last `slots` slots' time not paused, or `undefined` with under 100 ms of it. */
+  #rateOf(counter: SlotCounter, now: number, slots = SLOTS): number | undefined {
+    const { count, spanMs } = counter.sum(now, slots)
+    const active = spanMs - this.#paused.sum(now, slots).count
     return active < SLOT_MS ? undefined : (count * 1000) / active
   }
 }

@@ -146,7 +146,8 @@ export class RateLimits {
     const now = this.#clock.now()
     this.#lastAccepted = now
     this.#closedStreak = 0
-    if (this.#lanes !== undefined) this.#learner.accepted(sentAt, now)
+    // Counted unpaced too: the first 429's estimate of the limit is what was accepted before it.
+    this.#learner.accepted(sentAt, now)
   }
 
   /** A request of `call` is sent now: returns the moment, for {@link RateLimits.accepted} / {@link RateLimits.refused}. */

@@ -1,0 +1,226 @@
+/**
+ * Pacing (issue 27): from the first 429 the client sends at a rate it learns, keeps a lane for the
+ * calls a person waits on, and does not fail a call on 429s while the service lets requests
+ * through. At the public API, against the fake's limiters (listen mode) and a recording loopback
+ * server.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  APITimeoutError,
+  ChatServiceClient,
+  PACING_CHANNEL,
+  RateLimitError,
+  RequestValidationError,
+  type ClientOptions,
+  type PacingEvent,
+} from 'chat-service-sdk'
+import {
+  createFakeChatService,
+  generateDataset,
+  type FakeChatService,
+  type FakeServerHandle,
+  type RateLimitOptions,
+} from 'chat-service-sdk/testing'
+import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
+import { rejection, startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
+
+const closers: (() => Promise<unknown>)[] = []
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()))
+})
+
+async function limitedFake(
+  rateLimit: RateLimitOptions,
+  sizes = { conversations: 20, messages: 2_000 },
+): Promise<{ fake: FakeChatService; server: FakeServerHandle }> {
+  const fake = createFakeChatService({ seed: generateDataset({ seed: 3, customerUsers: 10, ...sizes }), rateLimit })
+  const server = await fake.listen()
+  closers.push(() => server.close())
+  return { fake, server }
+}
+
+function clientOf(server: FakeServerHandle, options: Partial<ClientOptions> = {}): ChatServiceClient {
+  const client = new ChatServiceClient({ ...server.clientOptions(), logLevel: 'off', ...options })
+  closers.push(() => client.close())
+  return client
+}
+
+function expectedMessages(fake: FakeChatService): string[] {
+  return fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
+}
+
+async function exportAll(client: ChatServiceClient): Promise<string[]> {
+  const seen: string[] = []
+  for await (const message of client.conversations.messages.listAll({ limit: 10, concurrency: 16 })) seen.push(message.id)
+  return seen
+}
+
+const refusals = (fake: FakeChatService): number => fake.requests.filter((r) => r.status === 429).length
+
+describe('before the first 429', () => {
+  it('nothing is paced: pacedRate stays undefined, whatever the traffic', async () => {
+    const fake = createFakeChatService({ seed: generateDataset({ seed: 3, conversations: 5, messages: 200 }) })
+    const server = await fake.listen()
+    closers.push(() => server.close())
+    const client = clientOf(server)
+    expect(await exportAll(client)).toEqual(expectedMessages(fake))
+    expect(client.pacedRate).toBeUndefined()
+    expect(client.rateLimitedUntil).toBeUndefined()
+  })
+})
+
+describe('a whole listAll against limiters', () => {
+  it('429s without Retry-After: the export completes, every message once, in order, with few 429s (0.3 ended it with RateLimitError)', async () => {
+    const { fake, server } = await limitedFake({ requestsPerSecond: 200, burst: 10, retryAfter: 'none' })
+    const client = clientOf(server)
+    expect(await exportAll(client)).toEqual(expectedMessages(fake))
+    expect(client.pacedRate).toBeGreaterThan(0)
+    const total = fake.requests.length
+    expect(refusals(fake)).toBeGreaterThan(0)
+    // 201 pages read; 16 requests in flight when the limit is first met are refused at most once each.
+    expect(refusals(fake)).toBeLessThan(0.2 * total)
+  })
+
+  it("pacing: 'off' keeps 0.3's rule: the same export ends with RateLimitError once a page's retries run out", async () => {
+    const { server } = await limitedFake({ requestsPerSecond: 200, burst: 10, retryAfter: 'none' })
+    const client = clientOf(server, { pacing: 'off', maxRetries: 1 })
+    const error = await exportAll(client).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )
+    expect(error).toBeInstanceOf(RateLimitError)
+    expect(client.pacedRate).toBeUndefined()
+  })
+
+  it('a fixed window with Retry-After: the export completes exactly; nothing is sent before a Retry-After has passed', async () => {
+    const { fake, server } = await limitedFake(
+      { algorithm: 'fixed-window', requestsPerSecond: 150, windowMs: 500 },
+      { conversations: 10, messages: 1_000 },
+    )
+    const client = clientOf(server)
+    expect(await exportAll(client)).toEqual(expectedMessages(fake))
+    // Each 429 says "1 s" (the window's rest, rounded up): once it is answered, no request of the
+    // client arrives for that second (those already in flight arrive within a few ms).
+    const requests = fake.requests
+    expect(refusals(fake)).toBeGreaterThan(0)
+    for (const refused of requests.filter((r) => r.status === 429)) {
+      const early = requests.filter((r) => r.time > refused.time + 50 && r.time < refused.time + 950)
+      expect(early).toEqual([])
+    }
+  })
+})
+
+describe('priority: calls a person waits on go first', () => {
+  let server: LoopbackServer
+
+  /** A loopback service that answers the first request 429 (no Retry-After), then everything. */
+  async function start(): Promise<void> {
+    server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond((request) => {
+      seen++
+      if (seen === 1) return { status: 429, body: { error: 'slow down' } }
+      if (request.target.startsWith('/rest/v1/auth/token')) return { body: tokenResponse() }
+      return { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } }
+    })
+  }
+
+  it('a login call made while 12 batch calls queue at the paced rate is sent before all but the one already released', async () => {
+    await start()
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    // The first call meets the 429 and starts pacing at the lowest rate (nothing was accepted before it).
+    await client.agents.list()
+    expect(client.pacedRate).toBeLessThan(5)
+    const stop = new AbortController()
+    const batch = Array.from({ length: 12 }, () =>
+      Promise.resolve(client.agents.list({}, { priority: 'batch', signal: stop.signal })).catch(() => 'aborted'),
+    )
+    await client.auth.issueToken({ userId: 'u-1' })
+    stop.abort()
+    const order = server.arrivals.slice(2).map((a) => (a.target.startsWith('/rest/v1/auth/token') ? 'login' : 'batch'))
+    // The login went out within the first two requests after the 429's retry, ahead of the queue.
+    expect(order.indexOf('login')).toBeGreaterThanOrEqual(0)
+    expect(order.indexOf('login')).toBeLessThanOrEqual(1)
+    expect((await Promise.all(batch)).filter((result) => result === 'aborted').length).toBeGreaterThanOrEqual(10)
+  })
+
+  it('priority and pacing are checked: a bad value is a RequestValidationError, nothing sent', async () => {
+    await start()
+    expect(() => new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, pacing: 'smart' as 'off' })).toThrow(
+      RequestValidationError,
+    )
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    const error = await rejection(client.agents.list({}, { priority: 'urgent' as 'batch' }))
+    expect(error).toBeInstanceOf(RequestValidationError)
+    expect((error as RequestValidationError).issues[0]?.path).toEqual(['options', 'priority'])
+    expect(server.arrivals).toHaveLength(0)
+  })
+})
+
+describe('what a paced call does with 429s', () => {
+  it('maxRetries: 0 still means no retry: RateLimitError at once, and the client paces from then on', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    expect(await rejection(client.agents.list({}, { maxRetries: 0 }))).toBeInstanceOf(RateLimitError)
+    expect(server.arrivals).toHaveLength(1)
+    expect(client.pacedRate).toBeGreaterThan(0)
+  })
+
+  it('a paced call waits its turn within totalTimeout: APITimeoutError when the turn would come after it', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    // Every request refused: the rate falls to its least (0.5/s) and the client backs off.
+    const error = await rejection(client.agents.list({}, { totalTimeout: 1_500 }))
+    expect(error).toBeInstanceOf(APITimeoutError)
+    expect((error as APITimeoutError).cause).toBeInstanceOf(RateLimitError)
+    expect(server.arrivals.length).toBeLessThan(6)
+  })
+
+  it('rate changes are published on PACING_CHANNEL and logged at info, never with a secret', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond(() =>
+      seen++ === 0
+        ? { status: 429, body: { error: 'slow down' } }
+        : { body: { data: [], pagination: { page: 1, limit: 20, total: 0, total_pages: 0 } } },
+    )
+    const events: PacingEvent[] = []
+    const onEvent = (event: unknown): void => {
+      events.push(event as PacingEvent)
+    }
+    subscribe(PACING_CHANNEL, onEvent)
+    const lines: string[] = []
+    const log = (message: string, fields?: unknown): void => {
+      lines.push(`${message} ${JSON.stringify(fields)}`)
+    }
+    const client = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      logLevel: 'info',
+      logger: { debug: log, info: log, warn: log, error: log },
+    })
+    closers.push(() => client.close())
+    try {
+      await client.agents.list()
+    } finally {
+      unsubscribe(PACING_CHANNEL, onEvent)
+    }
+    expect(events[0]?.reason).toBe('lowered')
+    expect(events[0]?.rate).toBeGreaterThan(0)
+    expect(events[0]?.previous).toBeUndefined()
+    expect(lines.some((line) => line.includes('pacing:') && line.includes('after a 429'))).toBe(true)
+    expect(lines.join('\n')).not.toContain(KEY_SECRET)
+  })
+})
