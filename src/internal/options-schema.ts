@@ -86,10 +86,11 @@ const rateLimitStoreSchema = z
       (typeof value === 'object' || typeof value === 'function') &&
       typeof (value as { get?: unknown }).get === 'function' &&
       typeof (value as { set?: unknown }).set === 'function' &&
+      ['undefined', 'function'].includes(typeof (value as { take?: unknown }).take) &&
       validMaxAge((value as { maxAgeMs?: unknown }).maxAgeMs),
     {
       message:
-        'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods, and maxAgeMs, if given, a whole number of ms from 0 to 60,000',
+        'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods, take(request) if given a method too, and maxAgeMs, if given, a whole number of ms from 0 to 60,000',
     },
   )
   .optional()

@@ -208,9 +208,15 @@ export class RateLimits {
     this.#readLearned(call.options.log)
     const state = this.#lanes
     if (state === undefined) return
-    if (this.#learner.rate(this.#clock.now()) === undefined) {
+    const now = this.#clock.now()
+    if (this.#learner.rate(now) === undefined) {
       this.#unpace()
       return
+    }
+    // The store failed a while ago: try it again.
+    if (state.shared !== undefined && !state.onShared && now >= state.storeDownUntil) {
+      state.onShared = true
+      state.lanes.use(state.shared)
     }
     this.#report('raised', call.options.log)
     if (state.lanes.tryTake(call.priority)) return
@@ -265,7 +271,7 @@ export class RateLimits {
     if (this.#lanes !== undefined) return this.#lanes
     const local = new LocalTokens((at) => this.#learner.rate(at) ?? Infinity, now)
     const lanes = new Lanes(local, this.#clock)
-    const state: LanesState = { lanes, local, shared: undefined, storeDownUntil: 0 }
+    const state: LanesState = { lanes, local, shared: undefined, onShared: false, storeDownUntil: 0 }
     const store = this.#store
     if (store?.take !== undefined) {
       state.shared = new SharedTokens({
@@ -278,6 +284,7 @@ export class RateLimits {
         },
         failed: (error) => {
           state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
+          state.onShared = false
           lanes.use(local)
           this.#pause.warnOnce(
             this.#log,
@@ -292,6 +299,7 @@ export class RateLimits {
         },
         now: () => this.#clock.now(),
       })
+      state.onShared = true
       lanes.use(state.shared)
     }
     this.#lanes = state
@@ -330,9 +338,7 @@ export class RateLimits {
     if (learned === undefined || !this.#adaptive) return
     const now = this.#clock.now()
     if (!this.#learner.adopt(learned, now)) return
-    const state = this.#paced(now)
-    if (state !== undefined && state.shared !== undefined && now >= state.storeDownUntil) state.lanes.use(state.shared)
-    state?.lanes.changed()
+    this.#paced(now)?.lanes.changed()
     this.#report('shared', this.#log)
   }
 
@@ -371,6 +377,8 @@ interface LanesState {
   readonly lanes: Lanes
   readonly local: LocalTokens
   shared: SharedTokens | undefined
+  /** Whether tokens come from the store now (not after it failed, until STORE_RETRY_MS later). */
+  onShared: boolean
   /** After a store failure: not before this moment is the store used again. */
   storeDownUntil: number
 }

@@ -1,0 +1,160 @@
+/**
+ * Pacing shared through a `rateLimitStore` with `take` (issue 27): the learned rate and its budget
+ * are one for every client of the store (as for workers in several processes); a store that
+ * fails, hangs or answers nonsense degrades to each process pacing on its own, logged once, never
+ * a failed call. Against the fake's limiter (listen mode) and a loopback server, with the in-memory
+ * store of test/helpers/memory-store.ts (the contract of `take`, to the letter).
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { ChatServiceClient, RequestValidationError, type ClientOptions, type RateLimitStore } from 'chat-service-sdk'
+import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
+import { startLoopback } from '../helpers/loopback.ts'
+import { memoryStore } from '../helpers/memory-store.ts'
+
+const closers: (() => Promise<unknown>)[] = []
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()))
+})
+
+function recorder(): { lines: string[]; logger: NonNullable<ClientOptions['logger']> } {
+  const lines: string[] = []
+  const log = (message: string): void => {
+    lines.push(message)
+  }
+  return { lines, logger: { debug: log, info: log, warn: log, error: log } }
+}
+
+async function limitedFake(): Promise<{ fake: FakeChatService; server: FakeServerHandle }> {
+  const fake = createFakeChatService({
+    seed: generateDataset({ seed: 5, conversations: 16, messages: 1_000 }),
+    rateLimit: { requestsPerSecond: 80, burst: 10, retryAfter: 'none' },
+  })
+  const server = await fake.listen()
+  closers.push(() => server.close())
+  return { fake, server }
+}
+
+function clientOf(server: FakeServerHandle, options: Partial<ClientOptions>): ChatServiceClient {
+  const client = new ChatServiceClient({ ...server.clientOptions(), logLevel: 'off', ...options })
+  closers.push(() => client.close())
+  return client
+}
+
+/** Every message of the shard, as a worker exports it. */
+async function exportShard(client: ChatServiceClient, index: number): Promise<string[]> {
+  const seen: string[] = []
+  for await (const message of client.conversations.messages.listAll({ limit: 10, concurrency: 8, shard: { index, count: 2 } })) {
+    seen.push(message.id)
+  }
+  return seen
+}
+
+describe('two clients sharing a store with take', () => {
+  it('a rate one of them learned from a 429 paces the other, which never met one', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond(() =>
+      seen++ === 0
+        ? { status: 429, body: { error: 'slow down' } }
+        : { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } },
+    )
+    const store = memoryStore()
+    const options = { baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', rateLimitStore: store } as const
+    const a = new ChatServiceClient(options)
+    const b = new ChatServiceClient(options)
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    )
+    await a.agents.list()
+    expect(a.pacedRate).toBeGreaterThan(0)
+    expect(store.learned).not.toBeNull() // A told the store
+    expect(b.pacedRate).toBeUndefined()
+    await b.agents.list() // B reads the store's rate before this call (not awaited: it paces from then on)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(b.pacedRate).toBeGreaterThan(0)
+    expect(server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/agents'))).toHaveLength(3) // one 429, all others accepted
+  })
+
+  it('two workers exporting one company against one limit: every message once, and one budget between them', async () => {
+    const { fake, server } = await limitedFake()
+    const store = memoryStore()
+    const [first, second] = await Promise.all([
+      exportShard(clientOf(server, { rateLimitStore: store }), 0),
+      exportShard(clientOf(server, { rateLimitStore: store }), 1),
+    ])
+    const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
+    expect([...first, ...second].sort()).toEqual([...expected].sort())
+    expect(new Set([...first, ...second]).size).toBe(expected.length)
+    // Both spent the store's bucket: leases with tokens, from batch traffic (leaving the reserve).
+    const leases = store.takes.filter((take) => take.tokens > 0)
+    expect(leases.length).toBeGreaterThan(0)
+    expect(leases.every((take) => take.reserve >= 1)).toBe(true)
+    const refused = fake.requests.filter((r) => r.status === 429).length
+    expect(refused).toBeLessThan(0.2 * fake.requests.length)
+  })
+})
+
+describe('a store that fails never fails a call', () => {
+  it('take() throws from the middle of an export on: the export completes, paced by the process alone; one warn', async () => {
+    const { fake, server } = await limitedFake()
+    const store = memoryStore()
+    const { lines, logger } = recorder()
+    const client = clientOf(server, { rateLimitStore: store, logger, logLevel: 'warn' })
+    let yielded = 0
+    const seen: string[] = []
+    for await (const message of client.conversations.messages.listAll({ limit: 10, concurrency: 8 })) {
+      seen.push(message.id)
+      if (++yielded === 400) store.failing = true
+    }
+    const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
+    expect(seen).toEqual(expected)
+    const warnings = lines.filter((line) => line.includes('rateLimitStore'))
+    expect(warnings.filter((line) => line.includes('take() failed'))).toHaveLength(1)
+    expect(warnings.join('\n')).not.toContain(KEY_SECRET)
+  })
+
+  it.each([
+    ['hangs', (): Promise<never> => new Promise(() => undefined), 'has not answered in 250 ms'],
+    ['answers more tokens than asked', () => Promise.resolve({ tokens: 1_000 }), 'not a RateLimitGrant'],
+    ['answers a string', () => Promise.resolve('ok' as unknown as { tokens: number }), 'not a RateLimitGrant'],
+    [
+      'answers a learned rate of NaN',
+      () => Promise.resolve({ tokens: 0, learned: { max: Number.NaN, at: 1, recoveryMs: 0 } }),
+      'not a RateLimitGrant',
+    ],
+  ])('take() that %s: calls go on (paced by the process alone), one warn', async (_name, take, warning) => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    // 20 accepted, then a 429: the rate starts near 20 a second.
+    let seen = 0
+    server.respond(() =>
+      seen++ === 20
+        ? { status: 429, body: { error: 'slow down' } }
+        : { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } },
+    )
+    const store: RateLimitStore = { get: () => 0, set: () => undefined, take }
+    const { lines, logger } = recorder()
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, rateLimitStore: store, logger })
+    closers.push(() => client.close())
+    for (let i = 0; i < 24; i++) await client.agents.list()
+    expect(client.pacedRate).toBeGreaterThan(0)
+    const warnings = lines.filter((line) => line.includes('take() failed'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(warning)
+  })
+
+  it('a store whose take is not a function is a RequestValidationError', () => {
+    expect(
+      () =>
+        new ChatServiceClient({
+          baseUrl: 'https://chat.example.com',
+          keyId: KEY_ID,
+          keySecret: KEY_SECRET,
+          rateLimitStore: { get: () => 0, set: () => undefined, take: 'yes' } as unknown as RateLimitStore,
+        }),
+    ).toThrow(RequestValidationError)
+  })
+})

@@ -1,0 +1,53 @@
+/**
+ * A `RateLimitStore` with `take`, in memory: what Redis is to several processes, for several
+ * clients of one test. It follows the contract of `RateLimitStore.take` (core/options.ts) to the
+ * letter, so that the SDK's side of it is tested against what a store must do; the README's Redis
+ * store (a Lua script) is tested against a real Redis in test/examples/redis-store.test.ts.
+ */
+import type { LearnedRate, RateLimitGrant, RateLimitStore, RateLimitTake } from 'chat-service-sdk'
+
+export interface MemoryStore extends RateLimitStore {
+  /** The pause, ms since the epoch. */
+  pausedUntil: number
+  learned: LearnedRate | null
+  tokens: number | undefined
+  takes: RateLimitTake[]
+  /** Makes every later call throw (or recover, with `false`). */
+  failing: boolean
+}
+
+export function memoryStore(clock: () => number = Date.now): MemoryStore {
+  let at = 0
+  const store: MemoryStore = {
+    pausedUntil: 0,
+    learned: null,
+    tokens: undefined,
+    takes: [],
+    failing: false,
+    get() {
+      if (store.failing) throw new Error('store down')
+      return Promise.resolve(store.pausedUntil)
+    },
+    set(until) {
+      if (store.failing) throw new Error('store down')
+      store.pausedUntil = Math.max(store.pausedUntil, until)
+      return Promise.resolve()
+    },
+    take(request: RateLimitTake): Promise<RateLimitGrant> {
+      if (store.failing) return Promise.reject(new Error('store down'))
+      store.takes.push(request)
+      if (request.learned !== undefined && (store.learned === null || request.learned.at > store.learned.at))
+        store.learned = request.learned
+      let granted = 0
+      if (request.tokens > 0) {
+        const now = clock()
+        const tokens = Math.min(request.burst, (store.tokens ?? request.burst) + (Math.max(0, now - at) * request.ratePerSecond) / 1000)
+        granted = Math.max(0, Math.min(request.tokens, Math.floor(tokens - request.reserve)))
+        store.tokens = tokens - granted
+        at = now
+      }
+      return Promise.resolve({ tokens: granted, learned: store.learned })
+    },
+  }
+  return store
+}
