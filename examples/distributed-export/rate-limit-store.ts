@@ -1,19 +1,54 @@
-// The SDK's 429 pause shared by every worker through Redis (`rateLimitStore`): when one process
-// gets a 429, all of them stop sending until its Retry-After has passed, instead of each one
-// finding the limit with 429s of its own. The README's store ("One rate limit across processes").
+// The SDK's rate limit shared by every worker through Redis (`rateLimitStore`): when one process
+// gets a 429, all of them stop sending until its Retry-After has passed (get/set), and all of them
+// send at one learned rate out of one budget (take), instead of each finding the limit with 429s
+// of its own. The README's store ("One rate limit across processes"). Redis 6.2 or later.
 import type { Redis } from 'ioredis'
-import type { RateLimitStore } from 'chat-service-sdk'
+import type { RateLimitGrant, RateLimitStore, RateLimitTake } from 'chat-service-sdk'
 
 /** Keeps the later moment (two workers may meet a 429 at once), and expires with it (PXAT: Redis 6.2+). */
 const SET_LATER = `if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1])
   then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[1]) end`
 
-/** `maxAgeMs`: how old a value read may be before the SDK reads it again (default 100 ms; 0: before every request). */
+/**
+ * `RateLimitStore.take`, atomically: keeps the newer learned rate (by its `at`), then refills the
+ * bucket at the rate asked (on Redis's own clock, so the workers' clocks only matter for the
+ * learned rate's `at`) and grants what is above the reserve. Forgotten after 10 idle minutes.
+ * ARGV: tokens, reserve, ratePerSecond, burst, learned max, at, recoveryMs ('' when none).
+ */
+const TAKE = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'max', 'learnedAt', 'recoveryMs')
+if ARGV[5] ~= '' and (not s[4] or tonumber(ARGV[6]) > tonumber(s[4])) then
+  s[3], s[4], s[5] = ARGV[5], ARGV[6], ARGV[7]
+  redis.call('HSET', KEYS[1], 'max', s[3], 'learnedAt', s[4], 'recoveryMs', s[5])
+end
+local granted = 0
+local want = tonumber(ARGV[1])
+if want > 0 then
+  local rate, burst = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local tokens = tonumber(s[1]) or burst
+  local at = tonumber(s[2]) or now
+  tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
+  granted = math.max(0, math.min(want, math.floor(tokens - tonumber(ARGV[2]))))
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - granted), 'at', now)
+end
+redis.call('PEXPIRE', KEYS[1], 600000)
+return { granted, s[3] or false, s[4] or false, s[5] or false }`
+
+/**
+ * A store on two Redis keys, `key` (the pause) and `key:pacing` (the learned rate and its bucket).
+ * `maxAgeMs`: how old a value read may be before the SDK reads it again (default 100 ms; 0: before every request).
+ */
 export function redisRateLimitStore(redis: Redis, key: string, maxAgeMs?: number): RateLimitStore {
   return {
     get: async () => Number((await redis.get(key)) ?? 0), // ms since the epoch; 0: no pause
     set: async (untilEpochMs) => {
       await redis.eval(SET_LATER, 1, key, untilEpochMs)
+    },
+    take: async ({ tokens, reserve, ratePerSecond, burst, learned }: RateLimitTake): Promise<RateLimitGrant> => {
+      const args = [tokens, reserve, ratePerSecond, burst, learned?.max ?? '', learned?.at ?? '', learned?.recoveryMs ?? '']
+      const [granted, max, at, recoveryMs] = (await redis.eval(TAKE, 1, `${key}:pacing`, ...args)) as [number, ...(string | null)[]]
+      return { tokens: granted, learned: max == null ? null : { max: Number(max), at: Number(at), recoveryMs: Number(recoveryMs) } }
     },
     maxAgeMs,
   }

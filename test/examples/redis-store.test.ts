@@ -1,0 +1,79 @@
+// The README's Redis `rateLimitStore` (examples/distributed-export/rate-limit-store.ts) against a
+// real Redis (scripts/redis.ts): its `take` keeps the contract of RateLimitStore.take (the newer
+// learned rate wins; a bucket that refills at the rate asked, up to burst, and keeps the reserve;
+// `tokens: 0` leaves the bucket alone), and two clients sharing it export one company against one
+// limit, every message once, out of one budget.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Redis } from 'ioredis'
+import { ChatServiceClient } from 'chat-service-sdk'
+import { createFakeChatService, generateDataset } from 'chat-service-sdk/testing'
+import { redisRateLimitStore } from '../../examples/distributed-export/rate-limit-store.ts'
+import { startRedis, type RunningRedis } from '../../scripts/redis.ts'
+
+let server: RunningRedis
+let redis: Redis
+
+beforeAll(async () => {
+  server = await startRedis() // installs redis-server first if it is missing (as root), else says how
+  redis = new Redis(server.url)
+}, 300_000)
+
+afterAll(async () => {
+  redis.disconnect()
+  await server.stop()
+})
+
+const take = { reserve: 0, ratePerSecond: 0, burst: 0 }
+
+describe('take, as the contract says', () => {
+  it('keeps the learned rate with the later at, and answers it', async () => {
+    const store = redisRateLimitStore(redis, 'test:learned')
+    expect(await store.take!({ ...take, tokens: 0 })).toEqual({ tokens: 0, learned: null })
+    const learned = { max: 42.5, at: 1_000, recoveryMs: 3_000 }
+    expect(await store.take!({ ...take, tokens: 0, learned })).toEqual({ tokens: 0, learned })
+    expect(await store.take!({ ...take, tokens: 0, learned: { max: 10, at: 999, recoveryMs: 0 } })).toEqual({ tokens: 0, learned })
+    const newer = { max: 30, at: 1_001, recoveryMs: 0 }
+    expect(await store.take!({ ...take, tokens: 0, learned: newer })).toEqual({ tokens: 0, learned: newer })
+  })
+
+  it('a bucket full at first, never granting past the reserve, refilled at the rate asked', async () => {
+    const store = redisRateLimitStore(redis, 'test:bucket')
+    const ask = { tokens: 4, reserve: 2, ratePerSecond: 100, burst: 5 }
+    expect((await store.take!(ask)).tokens).toBe(3) // 5 - reserve 2
+    expect((await store.take!(ask)).tokens).toBe(0)
+    expect((await store.take!({ ...ask, reserve: 0 })).tokens).toBe(2) // an interactive take gets the reserve
+    await new Promise((resolve) => setTimeout(resolve, 60)) // 6 tokens' worth at 100/s; the bucket holds 5
+    expect((await store.take!({ ...ask, tokens: 10, reserve: 0 })).tokens).toBe(5)
+    // tokens: 0 does not touch the bucket (nor its clock).
+    expect((await store.take!({ ...ask, tokens: 0 })).tokens).toBe(0)
+  })
+})
+
+describe('two clients sharing it', () => {
+  it('export one company against one limit: every message once, out of one budget', async () => {
+    const fake = createFakeChatService({
+      seed: generateDataset({ seed: 8, conversations: 16, messages: 1_000 }),
+      rateLimit: { requestsPerSecond: 80, burst: 10, retryAfter: 'none' },
+    })
+    const service = await fake.listen()
+    const store = redisRateLimitStore(redis, 'test:export')
+    const clients = [0, 1].map(() => new ChatServiceClient({ ...service.clientOptions(), rateLimitStore: store, logLevel: 'off' }))
+    try {
+      const shards = await Promise.all(
+        clients.map(async (client, index) => {
+          const seen: string[] = []
+          for await (const m of client.conversations.messages.listAll({ limit: 10, concurrency: 8, shard: { index, count: 2 } }))
+            seen.push(m.id)
+          return seen
+        }),
+      )
+      const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
+      expect(shards.flat().sort()).toEqual([...expected].sort())
+      expect(await redis.hget('test:export:pacing', 'learnedAt')).not.toBeNull() // a learned rate was shared
+      expect(clients.every((client) => client.pacedRate !== undefined)).toBe(true)
+    } finally {
+      await Promise.all(clients.map((client) => client.close()))
+      await service.close()
+    }
+  })
+})
