@@ -18,8 +18,6 @@ export interface AttemptObserver {
   retrying(attempt: number, outcome: ReceivedOutcome, delayMs: number, maxRetries: number): void
   /** The service asked for a wait longer than the SDK makes: the call ends now. */
   waitTooLong(): void
-  /** Paced, the call met only 429s while the service accepted nothing of the client for 60 s: it ends now. */
-  starved(): void
 }
 
 /** Who watches one call: its log and, when anyone subscribes to the tracing channel, its trace. */
@@ -69,12 +67,6 @@ export function observersOf(
     },
     waitTooLong() {
       log.log('warn', `${show().where}: the service asked to wait longer than the 60,000 ms maximum; not retrying`)
-    },
-    starved() {
-      log.log(
-        'warn',
-        `${show().where}: the service has answered only 429 for 60,000 ms and accepted no request of this client meanwhile; not retrying`,
-      )
     },
   }
 }

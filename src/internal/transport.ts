@@ -23,8 +23,8 @@ import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
 import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse } from './exchange.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
-import { RateLimits, type LimitedCall, type Priority } from './rate-limit/limiter.ts'
-import { decodeBody, responseValidationError, statusError, type RequestSummary } from './read-response.ts'
+import { RateLimits, STARVED_MS, type LimitedCall, type Priority } from './rate-limit/limiter.ts'
+import { decodeBody, responseValidationError, starvedError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
@@ -174,9 +174,10 @@ export class Transport {
       }
       const verdict = outcome.ok && outcome.response.status === 429 ? this.#limits.refused(call, outcome.response, sentAt) : undefined
       if (verdict !== undefined && !verdict.retry) {
+        const response = (outcome as Extract<ReceivedOutcome, { ok: true }>).response
         if (verdict.reason === 'wait-too-long') observer.waitTooLong()
-        if (verdict.reason === 'starved') observer.starved()
-        return (outcome as Extract<ReceivedOutcome, { ok: true }>).response
+        if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
+        return response
       }
       call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)

@@ -5,7 +5,7 @@
  * server.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   APITimeoutError,
   ChatServiceClient,
@@ -222,5 +222,77 @@ describe('what a paced call does with 429s', () => {
     expect(events[0]?.previous).toBeUndefined()
     expect(lines.some((line) => line.includes('pacing:') && line.includes('after a 429'))).toBe(true)
     expect(lines.join('\n')).not.toContain(KEY_SECRET)
+  })
+})
+
+describe('the learned rate over time (fake clock)', () => {
+  it('lowered to 0.8 of what was accepted before the first 429, probing up no faster than twice what is sent, unpaced after 5 minutes without a 429', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    server.respond(() => (++seen === 21 ? { status: 429, body: { error: 'slow down' } } : { body: page }))
+    const events: PacingEvent[] = []
+    const onEvent = (event: unknown): void => {
+      events.push(event as PacingEvent)
+    }
+    subscribe(PACING_CHANNEL, onEvent)
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    try {
+      // 20 accepted within the first second, then the 429: the service accepted (at least) 20 a second.
+      for (let i = 0; i < 20; i++) await client.agents.list()
+      vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+      const call = client.agents.list() // the 429, then its retry at the paced rate
+      await vi.waitFor(() => {
+        expect(seen).toBe(21)
+      })
+      const lowered = client.pacedRate!
+      expect(events.at(-1)?.reason).toBe('lowered')
+      expect(lowered).toBeGreaterThanOrEqual(0.8 * 20)
+      expect(lowered).toBeLessThan(0.8 * 20 * 1.2)
+      await vi.advanceTimersByTimeAsync(1_000)
+      await call
+      // Probing doubles the rate every second while requests go out; none does: it stays at the 20 found.
+      await vi.advanceTimersByTimeAsync(3_000)
+      expect(client.pacedRate).toBeCloseTo(20, 5)
+      await vi.advanceTimersByTimeAsync(60_000)
+      expect(client.pacedRate).toBeCloseTo(20, 5)
+      await vi.advanceTimersByTimeAsync(5 * 60_000)
+      expect(client.pacedRate).toBeUndefined()
+      expect(events.at(-1)?.reason).toBe('ended')
+    } finally {
+      vi.useRealTimers()
+      unsubscribe(PACING_CHANNEL, onEvent)
+    }
+  })
+})
+
+describe('a run of 429s (fake clock)', () => {
+  it('a call goes on while the service accepts nothing for under 60 s, then ends with RateLimitError; the service is asked ever more rarely', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    try {
+      let settled: unknown = 'pending'
+      const call = Promise.resolve(client.agents.list()).then(
+        () => (settled = 'resolved'),
+        (error: unknown) => (settled = error),
+      )
+      for (let elapsed = 0; elapsed < 55_000; elapsed += 250) await vi.advanceTimersByTimeAsync(250)
+      expect(settled).toBe('pending')
+      for (let elapsed = 0; elapsed < 15_000 && settled === 'pending'; elapsed += 250) await vi.advanceTimersByTimeAsync(250)
+      await call
+      expect(settled).toBeInstanceOf(RateLimitError)
+      expect((settled as RateLimitError).message).toContain('has answered only 429 for 60,000 ms')
+      // Backing off (250 ms doubling to 8 s between tries while nothing is accepted): a handful of requests, not a storm.
+      expect(server.arrivals.length).toBeGreaterThan(5)
+      expect(server.arrivals.length).toBeLessThan(20)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
