@@ -81,20 +81,6 @@ export function decideRetry(
 }
 
 /**
- * How long the whole client pauses new attempts after this failure, in ms, or `undefined` for no
- * pause. Only a 429 pauses: for as long as this call waits before retrying, or, when it does not
- * retry any more, for the service's `Retry-After` (else the backoff), so that the client's other
- * calls do not each run into the limit. A wait over {@link MAX_RETRY_AFTER_MS} pauses nothing: the
- * call is thrown at once, and a client frozen for that long would look hung.
- */
-export function clientPause(failure: AttemptFailure, decision: RetryDecision, attempt: number): number | undefined {
-  if (failure.kind !== 'status' || failure.status !== 429) return undefined
-  if (decision.retry) return decision.delayMs
-  if (decision.reason !== 'exhausted') return undefined
-  return serverRequestedDelay(failure.headers) ?? backoffDelay(attempt - 1)
-}
-
-/**
  * Full-jitter exponential backoff: a uniform random wait in `[0, min(cap, base × 2^retry))` ms,
  * where `retry` is 0 for the first retry.
  */

@@ -3,13 +3,15 @@
  * request (GET included), keep-alive pooling over HTTP/1.1. Redirects are never followed
  * (credentials travel in the body). A call is composed of, in order:
  *
- * 1. the client-wide 429 pause (`rate-limit.ts`), shared between processes through the
- *    `rateLimitStore` when there is one: a new attempt waits for it;
+ * 1. the rate limit (`rate-limit/limiter.ts`): the client-wide 429 pause, shared between processes
+ *    through the `rateLimitStore`, and from the first 429 on the paced rate: a new attempt waits
+ *    for both;
  * 2. one attempt (`exchange.ts`): deadline, decoding, size cap, and whether the status is a success;
  * 3. intake ({@link Transport.send}'s `#intake`): what came back is made what the rest of the SDK
  *    reads, its `x-request-id` read once;
  * 4. the observers (`observers.ts`): log and trace, told what happened, deciding nothing;
- * 5. the retry policy (`retry-policy.ts`): retry after a wait, or stop; a 429 extends the pause.
+ * 5. what next: a 429 is the rate limit's to judge (under pacing it is sent again when the rate
+ *    allows); any other failure the retry policy's (`retry-policy.ts`): retry after a wait, or stop.
  *
  * It answers with the final response whatever its status (a status that is not success, once
  * retries are done); what the body means is `read-response.ts`'s job.
@@ -27,7 +29,7 @@ import { RateLimits, STARVED_MS, type LimitedCall, type Priority } from './rate-
 import { decodeBody, responseValidationError, starvedError, statusError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
-import { clientPause, decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
+import { decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
 import { waitFor } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -225,8 +227,7 @@ export class Transport {
       ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
       : { kind: 'network', error: outcome.failure === 'network' ? outcome.error : undefined }
     const decision = decideRetry(failure, failures, call.options.maxRetries)
-    const pause = clientPause(failure, decision, failures)
-    if (pause !== undefined && outcome.ok) this.#limits.pause(pause, outcome.response, call.options.log)
+    if (outcome.ok) this.#limits.decided(outcome.response, decision, failures, call.options.log)
     if (!decision.retry) {
       if (decision.reason === 'wait-too-long') observer.waitTooLong()
       return undefined

@@ -24,7 +24,7 @@ import type { ReceivedResponse } from '../exchange.ts'
 import { pausedError, type RequestSummary } from '../read-response.ts'
 import type { Redactor } from '../redact.ts'
 import type { ResolvedOptions } from '../resolved-options.ts'
-import { backoffDelay, serverRequestedDelay } from '../retry-policy.ts'
+import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
 import type { SdkLogger } from '../sdk-logger.ts'
 import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
 import { RateLearner } from './learner.ts'
@@ -159,14 +159,14 @@ export class RateLimits {
 
   /**
    * A request of `call` sent at `sentAt` was answered 429: lowers the rate, pauses the client, and
-   * says whether the call goes on (see {@link RefusedVerdict}). `retried`: whether the retry policy
-   * would retry it (`pacing: 'off'` only).
+   * says whether the call goes on (see {@link RefusedVerdict}; `undefined` with `pacing: 'off'`,
+   * where the retry policy decides and {@link RateLimits.decided} pauses).
    */
   refused(call: LimitedCall, response: ReceivedResponse, sentAt: number): RefusedVerdict {
+    if (!this.#adaptive) return undefined
     const now = this.#clock.now()
     this.#log = call.options.log
     const waitMs = serverRequestedDelay(response.headers, now)
-    if (!this.#adaptive) return undefined
     if (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
     call.refused = true
     call.refusedSince ??= now
@@ -191,16 +191,19 @@ export class RateLimits {
   }
 
   /**
-   * `pacing: 'off'` (or a 429 the call does not retry): pauses new attempts for `ms` because of
-   * `response`, as 0.3 did.
+   * `pacing: 'off'` (0.3's rule): a 429 the retry policy decided on (`decision`, for failure
+   * number `failures` of its call) pauses new attempts for as long as the call waits before its
+   * retry, or, when it is not retried any more, for the service's `Retry-After` (else the backoff),
+   * so that the client's other calls do not each run into the limit. A wait over
+   * {@link MAX_RETRY_AFTER_MS} pauses nothing: the call is thrown at once, and a client frozen
+   * for that long would look hung.
    */
-  pause(ms: number, response: ReceivedResponse, log: SdkLogger): void {
-    this.#pause.extend(ms, response, log)
-  }
-
-  /** The pause a 429 that ends a call leaves behind (`pacing: 'off'`): its wait, else the backoff. */
-  static pauseAfter(response: ReceivedResponse, attempt: number): number {
-    return serverRequestedDelay(response.headers) ?? backoffDelay(attempt - 1)
+  decided(response: ReceivedResponse, decision: RetryDecision, failures: number, log: SdkLogger): void {
+    if (response.status !== 429) return
+    let ms: number | undefined
+    if (decision.retry) ms = decision.delayMs
+    else if (decision.reason === 'exhausted') ms = serverRequestedDelay(response.headers) ?? backoffDelay(failures - 1)
+    if (ms !== undefined) this.#pause.extend(ms, response, log)
   }
 
   async #admit(call: LimitedCall): Promise<void> {
