@@ -122,6 +122,13 @@ export class RateLearner {
   /** Paused time (ms) per slot: taken out of the span the rates are measured over. */
   readonly #paused = new SlotCounter()
 
+  /**
+   * Whether the rate grows no faster than twice what this process sent lately. Off while the rate
+   * is spent out of a budget shared with other processes: this one's share says nothing of what
+   * all of them send.
+   */
+  capGrowth = true
+
   /** The learned state (to share), or `undefined` while unpaced. */
   get learned(): LearnedRate | undefined {
     return this.#learned
@@ -148,7 +155,7 @@ export class RateLearner {
       rate = learned.max * (1 + (1 - BETA) * u * u * u)
       probing = t > k
     }
-    if (probing) {
+    if (probing && this.capGrowth) {
       // No faster than twice what was sent lately: an idle client keeps its rate near the limit
       // found instead of growing one it never tried.
       const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS)

@@ -217,10 +217,7 @@ export class RateLimits {
       return
     }
     // The store failed a while ago: try it again.
-    if (state.shared !== undefined && !state.onShared && now >= state.storeDownUntil) {
-      state.onShared = true
-      state.lanes.use(state.shared)
-    }
+    if (state.shared !== undefined && !state.onShared && now >= state.storeDownUntil) this.#useShared(state, state.shared)
     this.#report('raised', call.options.log)
     if (state.lanes.tryTake(call.priority)) return
     let granted: boolean
@@ -288,6 +285,7 @@ export class RateLimits {
         failed: (error) => {
           state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
           state.onShared = false
+          this.#learner.capGrowth = true
           lanes.use(local)
           this.#pause.warnOnce(
             this.#log,
@@ -302,11 +300,17 @@ export class RateLimits {
         },
         now: () => this.#clock.now(),
       })
-      state.onShared = true
-      lanes.use(state.shared)
+      this.#useShared(state, state.shared)
     }
     this.#lanes = state
     return state
+  }
+
+  /** Tokens come from the store (again). */
+  #useShared(state: LanesState, shared: SharedTokens): void {
+    state.onShared = true
+    this.#learner.capGrowth = false
+    state.lanes.use(shared)
   }
 
   /** One `take` against the store: its answer checked, bounded by LEASE_TIMEOUT_MS. */
