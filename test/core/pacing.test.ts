@@ -95,17 +95,18 @@ describe('a whole listAll against limiters', () => {
 
   it('a fixed window with Retry-After: the export completes exactly; nothing is sent before a Retry-After has passed', async () => {
     const { fake, server } = await limitedFake(
-      { algorithm: 'fixed-window', requestsPerSecond: 150, windowMs: 500 },
+      { algorithm: 'fixed-window', requestsPerSecond: 60, windowMs: 500 },
       { conversations: 10, messages: 1_000 },
     )
     const client = clientOf(server)
     expect(await exportAll(client)).toEqual(expectedMessages(fake))
     // Each 429 says "1 s" (the window's rest, rounded up): once it is answered, no request of the
-    // client arrives for that second (those already in flight arrive within a few ms).
+    // client arrives for that second (those already in flight arrive soon after, within 250 ms here
+    // however busy the machine).
     const requests = fake.requests
     expect(refusals(fake)).toBeGreaterThan(0)
     for (const refused of requests.filter((r) => r.status === 429)) {
-      const early = requests.filter((r) => r.time > refused.time + 50 && r.time < refused.time + 950)
+      const early = requests.filter((r) => r.time > refused.time + 250 && r.time < refused.time + 950)
       expect(early).toEqual([])
     }
   })
