@@ -8,9 +8,16 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { DEFAULT_COMPRESSION_MIN_BYTES } from './content-coding.ts'
-import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
-import { createFakeChatService } from './fake-service.ts'
-import type { FakeCompression, FakeServerHandle, RateLimitOptions } from './types.ts'
+// The kit's entry, not its modules: the bin (dist/testing/cli.js) imports the built entry beside it
+// instead of a second copy of the fake (scripts/bin-plugins.ts).
+import {
+  createFakeChatService,
+  generateDataset,
+  type FakeCompression,
+  type FakeServerHandle,
+  type GenerateDatasetOptions,
+  type RateLimitOptions,
+} from './index.ts'
 
 /** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
 const DEFAULT_PORT = 4010
