@@ -1,0 +1,245 @@
+// `npm run release:check`: the release gate (DEVELOPERS.md, "Releases"). Run after `npm run build`.
+//
+//   node scripts/release/check.ts [--root DIR] [--package DIR] [--no-pack] [--no-fixtures] [--no-publish-dry-run]
+//
+// 1. The API: today's reports (api/*.api.md) against the newest release's (api/releases/<v>/),
+//    each change classified breaking, additive or deprecated (scripts/release/api-report.ts).
+// 2. The last release's consumer fixtures (api/releases/<v>/consumer-fixtures/*.ts) compiled
+//    against today's types, from the packed tarball (scripts/release/fixtures.ts): an error is a
+//    break of that release's users' code.
+// 3. The CHANGELOG's sections above `## [<v>]` (Unreleased, and the new version's while releasing)
+//    must say what 1 and 2 found: a breaking change a "Breaking" entry naming it (`Name` or
+//    `Name.member` in backticks), an addition an entry under "### Added", a new deprecation an
+//    entry under "### Deprecated" naming it.
+// 4. The version: the change (API, fixtures, and the entries themselves: a "Breaking" entry about
+//    behaviour counts) sets the least next version: for 0.x, breaking needs the next minor
+//    (0.3.0 → 0.4.0), anything else the next patch; from 1.0, major, minor, patch. While
+//    package.json still says <v> (between releases) the gate passes and prints what the next
+//    version must be; once package.json is bumped, it must be at least that, the CHANGELOG must
+//    have its dated `## [x.y.z] - YYYY-MM-DD` section, and src/version.ts must agree.
+// 5. The package (scripts/release/pack.ts): `npm pack` twice gives the same bytes, the file list is
+//    package-files.txt's, no built file carries package.json's development parts, and `npm publish
+//    --dry-run` would upload the same tarball.
+// Every problem is printed with what to do; the last line is `release:check: ok` or
+// `release:check: N problems`, and the exit status 1 on any problem.
+//
+// --root: the repository to check (default: this one; the tests check temporary copies).
+// --package: compile the fixtures against this unpacked package (package.json + dist/) instead of
+// a packed tarball (package.json `types` may point into src/: the tests skip a build that way).
+// --no-pack: skip 5 (the fixtures then need --package). --no-fixtures: skip 2.
+// --no-publish-dry-run: skip `npm publish --dry-run` (it asks the registry who you are).
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { compareReports, parseReport, type ApiChange } from './api-report.ts'
+import { names, parseChangelog, type Entry } from './changelog.ts'
+import { compileFixtures, type FixtureCompile } from './fixtures.ts'
+import { checkPack } from './pack.ts'
+
+const { values: flags } = parseArgs({
+  options: {
+    root: { type: 'string' },
+    package: { type: 'string' },
+    pack: { type: 'boolean', default: true },
+    fixtures: { type: 'boolean', default: true },
+    'publish-dry-run': { type: 'boolean', default: true },
+  },
+  allowNegative: true,
+})
+const here = fileURLToPath(new URL('../..', import.meta.url))
+const root = resolve(flags.root ?? here)
+const problems: string[] = []
+const say = (line: string): void => {
+  console.log(`release:check: ${line}`)
+}
+const problem = (line: string): void => {
+  problems.push(line)
+  console.log(`release:check: PROBLEM: ${line}`)
+}
+
+type Level = 'none' | 'patch' | 'additive' | 'breaking'
+const RANK: Record<Level, number> = { none: 0, patch: 1, additive: 2, breaking: 3 }
+const higher = (a: Level, b: Level): Level => (RANK[a] >= RANK[b] ? a : b)
+
+interface Version {
+  readonly major: number
+  readonly minor: number
+  readonly patch: number
+}
+function parseVersion(text: string): Version | undefined {
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  return match === null ? undefined : { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]) }
+}
+const show = (v: Version): string => `${v.major}.${v.minor}.${v.patch}`
+const compare = (a: Version, b: Version): number => a.major - b.major || a.minor - b.minor || a.patch - b.patch
+/** The least version after `last` that a change of `level` needs (semver; 0.x: breaking takes the minor). */
+function required(last: Version, level: Level): Version | undefined {
+  if (level === 'none') return undefined
+  if (last.major === 0) return level === 'breaking' ? { major: 0, minor: last.minor + 1, patch: 0 } : { ...last, patch: last.patch + 1 }
+  if (level === 'breaking') return { major: last.major + 1, minor: 0, patch: 0 }
+  if (level === 'additive') return { major: last.major, minor: last.minor + 1, patch: 0 }
+  return { ...last, patch: last.patch + 1 }
+}
+
+// --- the last release ------------------------------------------------------------------------
+const releasesDir = join(root, 'api/releases')
+const releases = readdirSync(releasesDir)
+  .map((name) => ({ name, version: parseVersion(name) }))
+  .filter((release): release is { name: string; version: Version } => release.version !== undefined)
+  .sort((a, b) => compare(a.version, b.version))
+const last = releases.at(-1)
+if (last === undefined) {
+  console.log(`release:check: no release in ${releasesDir} to compare with`)
+  process.exit(1)
+}
+const lastDir = join(releasesDir, last.name)
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+const current = parseVersion(pkg.version)
+say(`last release ${last.name} (api/releases/${last.name}/); package.json says ${pkg.version}`)
+
+// --- 1. the API reports ----------------------------------------------------------------------
+const changes: ApiChange[] = []
+const reportNames = new Set([...readdirSync(lastDir), ...readdirSync(join(root, 'api'))].filter((name) => name.endsWith('.api.md')))
+for (const name of [...reportNames].sort()) {
+  // chat-service-sdk-testing-msw.api.md is the entry point chat-service-sdk/testing/msw.
+  const base = name.replace(/\.api\.md$/, '')
+  const entry = base.startsWith('chat-service-sdk-')
+    ? `chat-service-sdk/${base.slice('chat-service-sdk-'.length).replace(/-/g, '/')}`
+    : base
+  const before = join(lastDir, name)
+  const after = join(root, 'api', name)
+  if (!existsSync(after)) {
+    changes.push({ kind: 'breaking', entry, key: entry, what: 'entry point removed' })
+    continue
+  }
+  if (!existsSync(before)) {
+    changes.push({ kind: 'additive', entry, key: entry, what: 'entry point added' })
+    continue
+  }
+  changes.push(...compareReports(parseReport(readFileSync(before, 'utf8')), parseReport(readFileSync(after, 'utf8')), entry))
+}
+let apiLevel: Level = 'none'
+for (const change of changes) apiLevel = higher(apiLevel, change.kind === 'breaking' ? 'breaking' : 'additive')
+say(`API since ${last.name}: ${apiLevel === 'none' ? 'no change' : apiLevel} (${changes.length} changes)`)
+for (const change of changes) say(`  ${change.kind.padEnd(10)} ${change.entry}: ${change.key} (${change.what})`)
+
+// --- the package: packed, or given --------------------------------------------------------------
+const work = mkdtempSync(join(tmpdir(), 'chat-service-sdk-release-'))
+try {
+  let packageDir = flags.package === undefined ? undefined : resolve(flags.package)
+  if (flags.pack) {
+    if (!existsSync(join(root, 'dist/index.js'))) {
+      problem('dist/ is missing: run `npm run build` first')
+    } else {
+      const packed = checkPack(root, work, { publishDryRun: flags['publish-dry-run'] })
+      for (const line of packed.problems) problem(line)
+      say(
+        `package: ${packed.files.length} files, ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked; npm pack twice: ${packed.problems.some((p) => p.includes('reproducible')) ? 'DIFFERENT' : 'the same bytes'}`,
+      )
+      if (packageDir === undefined) {
+        packageDir = join(work, 'package')
+        mkdirSync(packageDir)
+        execFileSync('tar', ['-xzf', packed.tarball, '-C', packageDir, '--strip-components=1'])
+      }
+    }
+  }
+
+  // --- 2. the last release's fixtures against today's types ------------------------------------
+  let fixtures: FixtureCompile | undefined
+  const fixturesDir = join(lastDir, 'consumer-fixtures')
+  if (!flags.fixtures) {
+    say('the fixtures are not compiled (--no-fixtures)')
+  } else if (packageDir === undefined) {
+    problem('no package to compile the fixtures against (give --package DIR with --no-pack)')
+  } else if (!existsSync(fixturesDir)) {
+    problem(`api/releases/${last.name}/consumer-fixtures/ is missing`)
+  } else {
+    fixtures = compileFixtures(fixturesDir, packageDir, join(here, 'node_modules'))
+    say(`${last.name}'s consumer fixtures (${fixtures.files.join(', ')}) against today's types: ${fixtures.errors.length} errors`)
+    for (const relaxed of fixtures.relaxed)
+      say(`  now accepted (not a break): ${relaxed.where}: a misuse ${last.name} refused compiles (TS2578)`)
+  }
+
+  // --- 3. the CHANGELOG --------------------------------------------------------------------------
+  const sections = parseChangelog(readFileSync(join(root, 'CHANGELOG.md'), 'utf8'))
+  const lastIndex = sections.findIndex((section) => section.title === last.name)
+  if (lastIndex < 0) problem(`CHANGELOG.md has no "## [${last.name}]" section for the last release`)
+  const pending = sections.slice(0, Math.max(lastIndex, 0))
+  const entries: Entry[] = pending.flatMap((section) => section.entries)
+  const breakingEntries = entries.filter((entry) => entry.breaking)
+  const named = breakingEntries.flatMap((entry) => entry.names)
+  say(
+    `CHANGELOG above [${last.name}]: ${pending.map((section) => `[${section.title}]`).join(', ') || 'nothing'}: ` +
+      `${entries.length} entries, ${breakingEntries.length} Breaking${named.length > 0 ? ` (naming ${named.join(', ')})` : ''}`,
+  )
+  const where = pending[0] === undefined ? 'under "## [Unreleased]"' : `under "## [${pending[0].title}]"`
+  for (const change of changes.filter((c) => c.kind === 'breaking')) {
+    if (!names(change.key, named)) {
+      problem(
+        `${change.entry}: ${change.key} is ${change.what}, a breaking change that no "Breaking" entry names: ${where}, ` +
+          `"### Changed", add "- Breaking (\`${change.key}\`): what changed and what users do about it"`,
+      )
+    }
+  }
+  for (const error of fixtures?.errors ?? []) {
+    if (!error.names.some((name) => names(name, named))) {
+      problem(
+        `${last.name}'s fixture ${error.where} no longer compiles (TS${error.code}: ${error.message.split('\n')[0]}): a break of ` +
+          `${last.name} users' code that no "Breaking" entry names; it involves ${error.names.join(', ') || 'no API name'}`,
+      )
+    }
+  }
+  const additions = changes.filter((c) => c.kind === 'additive')
+  if (additions.length > 0 && !entries.some((entry) => entry.heading === 'Added')) {
+    problem(`the API gained ${additions.map((c) => c.key).join(', ')}, and no entry ${where} is under "### Added"`)
+  }
+  for (const change of changes.filter((c) => c.kind === 'deprecated')) {
+    if (!entries.some((entry) => entry.heading === 'Deprecated' && names(change.key, entry.names))) {
+      problem(`${change.entry}: ${change.key} is newly @deprecated, and no entry under "### Deprecated" names it (\`${change.key}\`)`)
+    }
+  }
+
+  // --- 4. the version --------------------------------------------------------------------------
+  let level: Level = apiLevel
+  if ((fixtures?.errors.length ?? 0) > 0 || breakingEntries.length > 0) level = higher(level, 'breaking')
+  if (entries.some((entry) => entry.heading === 'Added' || entry.heading === 'Deprecated')) level = higher(level, 'additive')
+  if (entries.length > 0) level = higher(level, 'patch')
+  const next = required(last.version, level)
+  if (current === undefined) {
+    problem(`package.json's version "${pkg.version}" is not x.y.z`)
+  } else if (compare(current, last.version) < 0) {
+    problem(`package.json says ${pkg.version}, older than the last release ${last.name}`)
+  } else if (compare(current, last.version) === 0) {
+    for (const section of pending.filter((s) => s.title !== 'Unreleased')) {
+      problem(
+        `CHANGELOG.md has "## [${section.title}]" (line ${section.line}) while package.json still says ${pkg.version}: bump the version with it`,
+      )
+    }
+    say(
+      next === undefined
+        ? `nothing to release since ${last.name}`
+        : `the change since ${last.name} is ${level}: the next release must be ${show(next)} or later (package.json stays ${pkg.version} until then)`,
+    )
+  } else {
+    if (next !== undefined && compare(current, next) < 0) {
+      problem(`package.json says ${pkg.version}, but the change since ${last.name} is ${level}: it needs ${show(next)} or later`)
+    }
+    const section = pending.find((s) => s.title === pkg.version)
+    if (section === undefined) problem(`CHANGELOG.md has no "## [${pkg.version}] - YYYY-MM-DD" section above [${last.name}]`)
+    else if (section.date === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(section.date))
+      problem(`CHANGELOG.md's "## [${pkg.version}]" (line ${section.line}) has no date (- YYYY-MM-DD)`)
+    const versionTs = readFileSync(join(root, 'src/version.ts'), 'utf8')
+    if (!versionTs.includes(`VERSION = '${pkg.version}'`)) problem(`src/version.ts's VERSION is not '${pkg.version}' (package.json's)`)
+    say(
+      `releasing ${pkg.version}: the change since ${last.name} is ${level}${next === undefined ? '' : `, which needs ${show(next)} or later`}`,
+    )
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true })
+}
+
+say(problems.length === 0 ? 'ok' : `${problems.length} problem${problems.length === 1 ? '' : 's'}`)
+process.exitCode = problems.length === 0 ? 0 : 1
