@@ -18,7 +18,8 @@
 //   added member of a class           additive
 //   added optional member             additive
 //   added required member of an       breaking (objects users write of that type stop compiling;
-//   interface or object type          the method cannot tell types users only receive)
+//   interface or object type          the method cannot tell types users only receive: the gate
+//                                     takes an "Added" entry naming `Name.member` as saying so)
 //   newly @deprecated                 deprecated (announced, not breaking)
 // The method sees declarations, not behaviour, and compares text, not types: a change that keeps
 // the types compatible but is written differently (a type alias inlined, a union reordered) is

@@ -221,6 +221,14 @@ describe.concurrent('the API against the last release', () => {
     expect(ran.output).toContain('breaking   chat-service-sdk: RateLimitStore.name (added as a required member)')
     expect(ran.output).toContain('additive   chat-service-sdk: RateLimitStore.label (added)')
     expect(ran.output).toContain('additive   chat-service-sdk: Agents.list (gained optional parameters)')
+    expect(ran.code).toBe(1)
+    // An interface users only receive: an "Added" entry naming the member says so.
+    unreleased(dir, 'Added', '`RateLimitStore.name`, `RateLimitStore.label`, `Agents.list` takes `extra`.')
+    const added = await gate(dir, ...quick)
+    expect(added.output).toContain(
+      'additive   chat-service-sdk: RateLimitStore.name (added as a required member; an "Added" entry says users only receive it)',
+    )
+    expect(added.code).toBe(0)
   })
 
   it('a newly @deprecated member needs a "Deprecated" entry naming it', async ({ expect }) => {
