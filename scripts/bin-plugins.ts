@@ -1,6 +1,9 @@
 // What tsup does for the package's two commands (package.json `bin`), which users run and never
-// import: they share the code the package already ships instead of carrying copies of it, and they
-// ship without source maps (nothing reads them: the commands print messages, not stack traces).
+// import, and for the testing kit: the commands share the code the package already ships instead
+// of carrying copies of it, and these files ship without source maps. The commands print messages,
+// not stack traces; the fake's errors reach users as responses (a 500 naming the error), not as
+// stack frames of their code. The SDK's own maps (dist/index.*) stay: its frames are in users'
+// stack traces.
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Options } from 'tsup'
@@ -27,22 +30,30 @@ export const fakeBinUsesTestingEntry: EsbuildPlugin = {
 
 type TsupPlugin = NonNullable<Options['plugins']>[number]
 
-/** The built commands, relative to the output directory (in either format). */
-const BINS = ['cli/index.cjs', 'cli/index.js', 'testing/cli.js', 'testing/cli.cjs']
+/** Built files that ship without a map, relative to the output directory (in either format). */
+const WITHOUT_MAPS = [
+  'cli/index.cjs',
+  'cli/index.js',
+  'testing/cli.js',
+  'testing/cli.cjs',
+  'testing/index.js',
+  'testing/index.cjs',
+  'testing/msw.js',
+  'testing/msw.cjs',
+]
 
 /**
- * Once tsup has written a build: removes the commands' source maps and the `//# sourceMappingURL=`
- * line that points at them (a dangling one makes bundlers and debuggers warn). The library's maps
- * stay.
+ * Once tsup has written a build: removes the maps of the files above and the `//# sourceMappingURL=`
+ * line that points at them (a dangling one makes bundlers and debuggers warn).
  */
-export const binsWithoutSourceMaps: TsupPlugin = {
-  name: 'bins-without-source-maps',
+export const withoutSourceMaps: TsupPlugin = {
+  name: 'without-source-maps',
   async buildEnd({ writtenFiles }) {
     const outDir = resolve(this.options.outDir)
-    const bins = new Set(BINS.map((bin) => join(outDir, bin)))
+    const files = new Set(WITHOUT_MAPS.map((file) => join(outDir, file)))
     for (const { name } of writtenFiles) {
       const file = resolve(name)
-      if (!bins.has(file)) continue
+      if (!files.has(file)) continue
       await rm(`${file}.map`, { force: true })
       const code = await readFile(file, 'utf8')
       await writeFile(file, code.replace(/\n\/\/# sourceMappingURL=\S*\s*$/, '\n'))

@@ -12,9 +12,10 @@
 //
 // The package unpacked (`npm pack --dry-run --json`, `unpackedSize`: every file `files` lets in):
 // 1.5 MB (1,500,000 bytes, npm's unit), what `npm install` puts on every user's disk. 0.3.0 shipped
-// 3.0 MB, 61 % of it source maps carrying a copy of the sources; without those copies (the maps
-// still map stack traces to src/ lines), without maps for the two commands and without a second
-// copy of the fake inside `chat-service-fake`, 1.45 MB. Run `npm run build` first.
+// 3.0 MB, 61 % of it source maps carrying a copy of the sources; without those copies (the SDK's
+// maps still map stack traces to src/ lines), without maps for the two commands and the testing kit
+// (scripts/bin-plugins.ts says why) and without a second copy of the fake inside
+// `chat-service-fake`, 1.35 MB. Run `npm run build` first.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
