@@ -58,8 +58,8 @@ export interface FakeChatService {
    * peer gets 403): `POST /__fake/faults` (`{ n, fault }`), `POST /__fake/seed` ({@link FakeSeed}),
    * `POST /__fake/append-messages` (`{ companyId, conversationId, messages }`),
    * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `GET /__fake/requests`
-   * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests` and
-   * `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
+   * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests`,
+   * `POST` and `DELETE /__fake/deprecation` (as `setDeprecation`) and `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
    *
    * `compression` and `compressionMinBytes` override the fake's options for this server (see
    * `FakeCompression`).
