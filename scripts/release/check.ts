@@ -17,6 +17,7 @@
 //    package.json still says <v> (between releases) the gate passes and prints what the next
 //    version must be; once package.json is bumped, it must be at least that, the CHANGELOG must
 //    have its dated `## [x.y.z] - YYYY-MM-DD` section, and src/version.ts must agree.
+//    README.md and docs/*.md may pin only a released version (`chat-service-sdk@X.Y.Z`).
 // 5. The package (scripts/release/pack.ts): `npm pack` twice gives the same bytes, the file list is
 //    package-files.txt's, no built file carries package.json's development parts, and `npm publish
 //    --dry-run` would upload the same tarball.
@@ -209,6 +210,27 @@ try {
   for (const change of changes.filter((c) => c.kind === 'deprecated')) {
     if (!entries.some((entry) => entry.heading === 'Deprecated' && names(change.key, entry.names))) {
       problem(`${change.entry}: ${change.key} is newly @deprecated, and no entry under "### Deprecated" names it (\`${change.key}\`)`)
+    }
+  }
+
+  // Docs that pin a version (the README's Kubernetes recipe installs chat-service-sdk@X.Y.Z) must
+  // pin a released one: 0.3's README named 0.3.0 while package.json still said 0.2.0.
+  const docs = [
+    'README.md',
+    ...(existsSync(join(root, 'docs'))
+      ? readdirSync(join(root, 'docs'))
+          .filter((name) => name.endsWith('.md'))
+          .map((name) => `docs/${name}`)
+      : []),
+  ]
+  const released = new Set(releases.map((release) => release.name))
+  for (const doc of docs) {
+    const path = join(root, doc)
+    if (!existsSync(path)) continue
+    for (const match of readFileSync(path, 'utf8').matchAll(/chat-service-sdk@(\d+\.\d+\.\d+)\b/g)) {
+      const pinned = match[1] ?? ''
+      if (!released.has(pinned))
+        problem(`${doc} pins chat-service-sdk@${pinned}, which is not a release (api/releases/ has ${[...released].join(', ')})`)
     }
   }
 

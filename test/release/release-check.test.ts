@@ -44,7 +44,7 @@ function temp(prefix: string): string {
 /** A copy of the repository's release files, as they are. */
 function copyOfRepository(): string {
   const dir = temp('release-check-')
-  for (const file of ['package.json', 'CHANGELOG.md', 'src/version.ts']) cpSync(join(root, file), join(dir, file))
+  for (const file of ['package.json', 'CHANGELOG.md', 'src/version.ts', 'README.md']) cpSync(join(root, file), join(dir, file))
   cpSync(join(root, 'api'), join(dir, 'api'), { recursive: true })
   return dir
 }
@@ -180,6 +180,15 @@ describe.concurrent('the API against the last release', () => {
     edit(dir, 'CHANGELOG.md', '## [Unreleased]\n', '## [Unreleased]\n\n## [0.4.0] - 2026-12-01\n\n### Fixed\n\n- Something.\n')
     const ran = await gate(dir, ...quick)
     expect(ran.output).toContain('while package.json still says 0.3.0')
+    expect(ran.code).toBe(1)
+  })
+
+  it('the README may pin only a released version (its Kubernetes recipe installs chat-service-sdk@0.3.0)', async ({ expect }) => {
+    const dir = copyAtRelease()
+    expect(read(dir, 'README.md')).toContain('chat-service-sdk@0.3.0')
+    edit(dir, 'README.md', 'chat-service-sdk@0.3.0', 'chat-service-sdk@0.4.0')
+    const ran = await gate(dir, ...quick)
+    expect(ran.output).toContain('README.md pins chat-service-sdk@0.4.0, which is not a release (api/releases/ has 0.3.0)')
     expect(ran.code).toBe(1)
   })
 
