@@ -1,4 +1,5 @@
-// `npm run release:check` (scripts/release/check.ts), run as CI runs it, on temporary copies of the
+// `npm run release:check` (scripts/release/check.ts; its checks in gate.ts, run here in-process but
+// for one test of the command line), on temporary copies of the
 // repository's release files (package.json, CHANGELOG.md, api/, src/version.ts) with a change
 // planted in them: breaking changes need a "Breaking" entry naming them and the next minor version,
 // additions an "Added" entry, deprecations a "Deprecated" entry; the last release's consumer
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { releaseGate } from '../../scripts/release/gate.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const LAST = '0.3.0'
@@ -21,8 +23,26 @@ interface Gate {
   readonly output: string
 }
 
-/** Runs the gate on `dir` with `flags`. */
+/** Runs the gate (in this process: scripts/release/gate.ts) on `dir` with `flags` as the command line takes them. */
 function gate(dir: string, ...flags: string[]): Promise<Gate> {
+  const lines: string[] = []
+  const value = (flag: string): string | undefined => {
+    const at = flags.indexOf(flag)
+    return at < 0 ? undefined : flags[at + 1]
+  }
+  const problems = releaseGate({
+    root: dir,
+    package: value('--package'),
+    pack: !flags.includes('--no-pack'),
+    fixtures: !flags.includes('--no-fixtures'),
+    publishDryRun: !flags.includes('--no-publish-dry-run'),
+    print: (line) => lines.push(line),
+  })
+  return Promise.resolve({ code: problems.length === 0 ? 0 : 1, output: `${lines.join('\n')}\n` })
+}
+
+/** Runs the gate's command line (`npm run release:check` is `node scripts/release/check.ts`) on `dir`. */
+function command(dir: string, ...flags: string[]): Promise<Gate> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -104,24 +124,23 @@ afterAll(() => {
 
 const quick = ['--no-pack', '--no-fixtures'] as const
 
-// Each test runs the gate in its own child process: side by side.
-describe.concurrent('the API against the last release', () => {
-  it('nothing changed and nothing in Unreleased: passes, nothing to release', async ({ expect }) => {
+describe('the API against the last release', () => {
+  it('nothing changed and nothing in Unreleased: passes, nothing to release', async () => {
     const ran = await gate(copyAtRelease(), ...quick)
     expect(ran.output).toContain('nothing to release since 0.3.0')
     expect(ran.code).toBe(0)
   })
 
-  it('a member removed without a version bump or an entry: fails, naming it and saying what to write', async ({ expect }) => {
+  it('a member removed without a version bump or an entry: fails, naming it and saying what to write', async () => {
     const dir = copyAtRelease()
     removeRateLimitedUntil(dir)
-    const ran = await gate(dir, ...quick)
+    const ran = await command(dir, ...quick) // the command line: its output and exit status
     expect(ran.code).toBe(1)
     expect(ran.output).toContain('breaking   chat-service-sdk: ChatServiceClient.rateLimitedUntil (removed)')
     expect(ran.output).toContain('- Breaking (`ChatServiceClient.rateLimitedUntil`)')
   })
 
-  it('with a "Breaking" entry naming it: passes between releases and says the next release must be 0.4.0', async ({ expect }) => {
+  it('with a "Breaking" entry naming it: passes between releases and says the next release must be 0.4.0', async () => {
     const dir = copyAtRelease()
     removeRateLimitedUntil(dir)
     unreleased(dir, 'Changed', 'Breaking (`ChatServiceClient.rateLimitedUntil`): gone; read `RateLimitError.retryAfterMs`.')
@@ -130,7 +149,7 @@ describe.concurrent('the API against the last release', () => {
     expect(ran.code).toBe(0)
   })
 
-  it('naming the whole export covers its members; naming another member does not', async ({ expect }) => {
+  it('naming the whole export covers its members; naming another member does not', async () => {
     const dir = copyAtRelease()
     removeRateLimitedUntil(dir)
     unreleased(dir, 'Changed', 'Breaking (`ChatServiceClient.close`): something else.')
@@ -139,14 +158,14 @@ describe.concurrent('the API against the last release', () => {
     expect((await gate(dir, ...quick)).code).toBe(0)
   })
 
-  it('a "Breaking" entry without the word at its start is not one', async ({ expect }) => {
+  it('a "Breaking" entry without the word at its start is not one', async () => {
     const dir = copyAtRelease()
     removeRateLimitedUntil(dir)
     unreleased(dir, 'Changed', '`ChatServiceClient.rateLimitedUntil` is gone (Breaking).')
     expect((await gate(dir, ...quick)).code).toBe(1)
   })
 
-  it('released as 0.3.1 (a patch) it fails: a breaking change needs 0.4.0; released as 0.4.0 it passes', async ({ expect }) => {
+  it('released as 0.3.1 (a patch) it fails: a breaking change needs 0.4.0; released as 0.4.0 it passes', async () => {
     const dir = copyAtRelease()
     removeRateLimitedUntil(dir)
     unreleased(dir, 'Changed', 'Breaking (`ChatServiceClient.rateLimitedUntil`): gone.')
@@ -163,7 +182,7 @@ describe.concurrent('the API against the last release', () => {
     expect(minor.code).toBe(0)
   })
 
-  it('a release whose VERSION or CHANGELOG date disagrees fails', async ({ expect }) => {
+  it('a release whose VERSION or CHANGELOG date disagrees fails', async () => {
     const dir = copyAtRelease()
     unreleased(dir, 'Fixed', 'Something.')
     release(dir, '0.3.1')
@@ -175,7 +194,7 @@ describe.concurrent('the API against the last release', () => {
     expect(ran.code).toBe(1)
   })
 
-  it('a version section in the CHANGELOG while package.json is not bumped fails', async ({ expect }) => {
+  it('a version section in the CHANGELOG while package.json is not bumped fails', async () => {
     const dir = copyAtRelease()
     edit(dir, 'CHANGELOG.md', '## [Unreleased]\n', '## [Unreleased]\n\n## [0.4.0] - 2026-12-01\n\n### Fixed\n\n- Something.\n')
     const ran = await gate(dir, ...quick)
@@ -183,7 +202,7 @@ describe.concurrent('the API against the last release', () => {
     expect(ran.code).toBe(1)
   })
 
-  it('the README may pin only a released version (its Kubernetes recipe installs chat-service-sdk@0.3.0)', async ({ expect }) => {
+  it('the README may pin only a released version (its Kubernetes recipe installs chat-service-sdk@0.3.0)', async () => {
     const dir = copyAtRelease()
     expect(read(dir, 'README.md')).toContain('chat-service-sdk@0.3.0')
     edit(dir, 'README.md', 'chat-service-sdk@0.3.0', 'chat-service-sdk@0.4.0')
@@ -192,7 +211,7 @@ describe.concurrent('the API against the last release', () => {
     expect(ran.code).toBe(1)
   })
 
-  it('an added export needs an "Added" entry; with one, the next release is a patch', async ({ expect }) => {
+  it('an added export needs an "Added" entry; with one, the next release is a patch', async () => {
     const dir = copyAtRelease()
     edit(
       dir,
@@ -240,7 +259,7 @@ describe.concurrent('the API against the last release', () => {
     expect(added.code).toBe(0)
   })
 
-  it('a newly @deprecated member needs a "Deprecated" entry naming it', async ({ expect }) => {
+  it('a newly @deprecated member needs a "Deprecated" entry naming it', async () => {
     const dir = copyAtRelease()
     edit(dir, REPORT, /\/\/ @public\r\nexport const MAX_SCANS/, '// @public @deprecated\r\nexport const MAX_SCANS')
     const without = await gate(dir, ...quick)
