@@ -7,7 +7,7 @@
 // The fixtures compiled cleanly against their own release. An error now is code of that release's
 // users that stops compiling. An unused `// @ts-expect-error` (TS2578) is the opposite: a misuse
 // the release refused now compiles (its types accept more); reported, not a break.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import ts from 'typescript'
@@ -48,6 +48,9 @@ export function compileFixtures(fixturesDir: string, packageDir: string, nodeMod
       .filter((name) => name.endsWith('.ts'))
       .sort()
     for (const name of files) symlinkSync(join(fixturesDir, name), join(project, name))
+    const usesMsw = files.some((name) =>
+      /from '(msw|@mswjs\/|chat-service-sdk\/testing\/msw)/.test(readFileSync(join(fixturesDir, name), 'utf8')),
+    )
     // The fixtures' own package is an ES module project, like run.sh's ts-nodenext-esm.
     ts.sys.writeFile(join(project, 'package.json'), '{ "type": "module", "private": true }\n')
     const program = ts.createProgram(
@@ -56,8 +59,9 @@ export function compileFixtures(fixturesDir: string, packageDir: string, nodeMod
         module: ts.ModuleKind.NodeNext,
         moduleResolution: ts.ModuleResolutionKind.NodeNext,
         target: ts.ScriptTarget.ES2023,
-        // "dom": msw's own types (msw-types.ts) use DOM globals, as run.sh's msw projects say.
-        lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts', 'lib.dom.d.ts'],
+        // "dom" for msw's own types, which use DOM globals (as run.sh's msw projects say); only
+        // when a fixture imports msw (lib.dom is most of a small compile's time).
+        lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts', ...(usesMsw ? ['lib.dom.d.ts'] : [])],
         types: ['node'],
         strict: true,
         noUncheckedIndexedAccess: true,

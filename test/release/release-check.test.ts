@@ -291,7 +291,7 @@ describe("the last release's consumer fixtures against today's types", () => {
     )
     expect(ran.output).toMatch(/release:check: ok\n$/)
     expect(ran.code).toBe(0)
-  }, 60_000)
+  }, 120_000)
 
   describe('a fixture that no longer compiles', () => {
     let dir: string
@@ -327,13 +327,13 @@ describe("the last release's consumer fixtures against today's types", () => {
       expect(ran.output).toContain("0.3.0's fixture uses.ts:2 no longer compiles (TS2554: Expected 1 arguments, but got 0.)")
       expect(ran.output).toContain('it involves Agents.list, ChatServiceClient, ChatServiceClient.agents')
       expect(ran.code).toBe(1)
-    }, 30_000)
+    }, 120_000)
 
     it('passes once a "Breaking" entry names that API (and the version is the next minor)', async () => {
       unreleased(dir, 'Changed', 'Breaking (`Agents.list`): `params` is required.')
       const ran = await gate(dir, '--no-pack', '--package', pkg)
       expect(ran.output).toContain('the next release must be 0.4.0 or later')
       expect(ran.code).toBe(0)
-    }, 30_000)
+    }, 120_000)
   })
 })
