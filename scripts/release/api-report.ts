@@ -11,9 +11,12 @@
 // members are (subclasses can). `VERSION`'s value is not compared (it changes with every release).
 //
 // Classification, per key (see DEVELOPERS.md, "Releases"):
-//   removed                           breaking
+//   removed                           breaking, except a class member now inherited with the same
+//                                     text from a base class (moved up: still there)
 //   changed text                      breaking, except a function or method that only gained
-//                                     trailing optional parameters (additive)
+//                                     trailing optional parameters (additive); a compatible change
+//                                     the text cannot show (a widened input) is said so by an
+//                                     "Added" or "Changed" entry naming `Name.member` (the gate)
 //   added declaration                 additive
 //   added member of a class           additive
 //   added optional member             additive
@@ -155,6 +158,9 @@ export function compareReports(before: Map<string, ApiItem>, after: Map<string, 
   for (const [key, old] of before) {
     const now = after.get(key)
     if (now === undefined) {
+      // A member that moved to a base class (the same text there) is still on the class.
+      const inherited = inheritedFrom(after, key, old.text)
+      if (inherited !== undefined) continue
       changes.push({ kind: 'breaking', entry, key, what: 'removed', before: old.text })
       continue
     }
@@ -188,6 +194,21 @@ export function compareReports(before: Map<string, ApiItem>, after: Map<string, 
     if (now.deprecated) changes.push({ kind: 'deprecated', entry, key, what: 'deprecated' })
   }
   return changes
+}
+
+/** For `Class.member` gone from its class: the base class (`extends B`, up the chain) that now has it with the same text. */
+function inheritedFrom(items: Map<string, ApiItem>, key: string, text: string): string | undefined {
+  const dot = key.lastIndexOf('.')
+  if (dot < 0) return undefined
+  const member = key.slice(dot + 1)
+  let owner = key.slice(0, dot)
+  for (let depth = 0; depth < 10; depth++) {
+    const base = /\bextends\s+([\w$]+)/.exec(items.get(owner)?.text ?? '')?.[1]
+    if (base === undefined) return undefined
+    if (items.get(`${base}.${member}`)?.text === text) return base
+    owner = base
+  }
+  return undefined
 }
 
 function onlyGainedOptionalParameters(old: Signature | undefined, now: Signature | undefined): boolean {

@@ -116,10 +116,20 @@ export function releaseGate(options: GateOptions): string[] {
   // A required member added to an interface breaks objects users write of it; of an interface users
   // only receive (the SDK makes its objects: FakeChatService, a page) it is an addition. The report
   // cannot tell which: an entry under "### Added" naming the member itself (`Name.member`) says so.
+  // Likewise a changed declaration whose change is compatible (an input widened: `boolean` to
+  // `boolean | 'gzip'`): an entry under "### Added" or "### Changed", not "Breaking", naming the
+  // item itself says so.
   const namedAdded = new Set(entries.filter((entry) => entry.heading === 'Added').flatMap((entry) => entry.names))
+  const namedCompatible = new Set(
+    entries
+      .filter((entry) => (entry.heading === 'Added' || entry.heading === 'Changed') && !entry.breaking)
+      .flatMap((entry) => entry.names),
+  )
   for (const [i, change] of changes.entries()) {
     if (change.what === 'added as a required member' && namedAdded.has(change.key)) {
       changes[i] = { ...change, kind: 'additive', what: 'added as a required member; an "Added" entry says users only receive it' }
+    } else if (change.what === 'changed' && namedCompatible.has(change.key) && !names(change.key, named)) {
+      changes[i] = { ...change, kind: 'additive', what: 'changed; an entry that is not "Breaking" names it: compatible' }
     }
   }
   let apiLevel: Level = 'none'

@@ -259,6 +259,26 @@ describe('the API against the last release', () => {
     expect(added.code).toBe(0)
   })
 
+  it('a member moved to the base class is not removed; a widened input needs a non-Breaking entry naming it', async () => {
+    const dir = copyAtRelease()
+    edit(dir, REPORT, /(export class RateLimitError extends APIError \{)\r\n\s*constructor\(init: APIErrorInit, message\?: string\);/, '$1')
+    edit(dir, REPORT, /(export class RateLimitError extends APIError \{[^}]*?)\r\n\s*readonly retryAfterMs: number \| undefined;/, '$1')
+    edit(dir, REPORT, /(export class APIError extends ChatServiceError \{)/, '$1\r\n    readonly retryAfterMs: number | undefined;')
+    const testing = 'api/chat-service-sdk-testing.api.md'
+    edit(dir, testing, 'compression?: boolean | undefined;', "compression?: boolean | 'gzip' | undefined;")
+    const ran = await gate(dir, ...quick)
+    expect(ran.output).not.toContain('RateLimitError.retryAfterMs')
+    expect(ran.output).not.toContain('RateLimitError.constructor')
+    expect(ran.output).toContain('additive   chat-service-sdk: APIError.retryAfterMs (added)')
+    expect(ran.output).toContain('breaking   chat-service-sdk/testing: FakeChatServiceOptions.compression (changed)')
+    expect(ran.code).toBe(1)
+    unreleased(dir, 'Changed', '`FakeChatServiceOptions.compression` also takes `gzip`; `true` and `false` mean what they did.')
+    unreleased(dir, 'Added', '`APIError.retryAfterMs`.')
+    const said = await gate(dir, ...quick)
+    expect(said.output).toContain('FakeChatServiceOptions.compression (changed; an entry that is not "Breaking" names it: compatible)')
+    expect(said.code).toBe(0)
+  })
+
   it('a newly @deprecated member needs a "Deprecated" entry naming it', async () => {
     const dir = copyAtRelease()
     edit(dir, REPORT, /\/\/ @public\r\nexport const MAX_SCANS/, '// @public @deprecated\r\nexport const MAX_SCANS')
