@@ -30,11 +30,16 @@ export interface FixtureCompile {
 }
 
 /**
- * Compiles every `.ts` file of `fixturesDir` against the package installed at `packageDir` (a
+ * Compiles every `.ts` file of `fixturesDir` (but `skip`) against the package installed at `packageDir` (a
  * directory holding package.json and dist/), with the other packages the fixtures import (zod,
  * undici, msw, @types/node) taken from `nodeModules`.
  */
-export function compileFixtures(fixturesDir: string, packageDir: string, nodeModules: string): FixtureCompile {
+export function compileFixtures(
+  fixturesDir: string,
+  packageDir: string,
+  nodeModules: string,
+  skip: readonly string[] = [],
+): FixtureCompile {
   const project = mkdtempSync(join(tmpdir(), 'chat-service-sdk-fixtures-'))
   try {
     const modules = join(project, 'node_modules')
@@ -45,7 +50,7 @@ export function compileFixtures(fixturesDir: string, packageDir: string, nodeMod
     }
     symlinkSync(packageDir, join(modules, 'chat-service-sdk'), 'dir')
     const files = readdirSync(fixturesDir)
-      .filter((name) => name.endsWith('.ts'))
+      .filter((name) => name.endsWith('.ts') && !skip.includes(name))
       .sort()
     for (const name of files) symlinkSync(join(fixturesDir, name), join(project, name))
     const usesMsw = files.some((name) =>

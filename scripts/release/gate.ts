@@ -26,6 +26,14 @@ export interface GateOptions {
 /** This repository (its node_modules give the fixtures' other packages). */
 const here = fileURLToPath(new URL('../..', import.meta.url))
 
+/**
+ * Fixtures that are completeness checks, not users' code: optional-undefined.ts lists every
+ * optional member of every input (a mapped type requires each key), so it fails by design as soon
+ * as an option is added; today's copy runs in the consumer checks. Left out of the old release's
+ * compile.
+ */
+const EXHAUSTIVE_FIXTURES: readonly string[] = ['optional-undefined.ts']
+
 type Level = 'none' | 'patch' | 'additive' | 'breaking'
 const RANK: Record<Level, number> = { none: 0, patch: 1, additive: 2, breaking: 3 }
 const higher = (a: Level, b: Level): Level => (RANK[a] >= RANK[b] ? a : b)
@@ -168,8 +176,10 @@ export function releaseGate(options: GateOptions): string[] {
     } else if (!existsSync(fixturesDir)) {
       problem(`api/releases/${last.name}/consumer-fixtures/ is missing`)
     } else {
-      fixtures = compileFixtures(fixturesDir, packageDir, join(here, 'node_modules'))
+      fixtures = compileFixtures(fixturesDir, packageDir, join(here, 'node_modules'), EXHAUSTIVE_FIXTURES)
       say(`${last.name}'s consumer fixtures (${fixtures.files.join(', ')}) against today's types: ${fixtures.errors.length} errors`)
+      for (const error of fixtures.errors)
+        say(`  ${error.where}: TS${error.code}: ${error.message.split('\n')[0]} (involves ${error.names.join(', ') || 'no API name'})`)
       for (const relaxed of fixtures.relaxed)
         say(`  now accepted (not a break): ${relaxed.where}: a misuse ${last.name} refused compiles (TS2578)`)
     }
