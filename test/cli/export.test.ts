@@ -3,132 +3,26 @@
 // between them, shards whose files together are one export, and stops of every kind (SIGINT,
 // SIGTERM, SIGKILL, --max-items) followed by a run of the same command: the files must then hold
 // exactly the lines of an export made in one go, none twice, none missing.
-import { readFile, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { readFile, writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
 import { shardOf } from 'chat-service-sdk'
+import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
 import {
-  createFakeChatService,
-  generateDataset,
-  type FakeChatService,
-  type FakeServerHandle,
-  type MessageRecord,
-} from 'chat-service-sdk/testing'
-import {
-  expectNoSecret,
-  installPacked,
-  poll,
-  runCli,
-  runOnTerminal,
-  serviceEnv,
-  startCli,
-  type Installed,
-  type Ran,
-  type Running,
-} from './helpers.ts'
+  aDayPasses,
+  DATASET,
+  exists,
+  expectContent,
+  hold,
+  lines,
+  linesOf,
+  messagesPath,
+  readJson,
+  sizeOf,
+  useExportKit,
+} from './export-kit.ts'
 
-const DATASET = { seed: 42, agents: 3, customerUsers: 40, conversations: 60, messages: 3_000 }
-
-let installed: Installed
-let work = 0
-
-beforeAll(async () => {
-  installed = await installPacked()
-}, 120_000)
-
-afterAll(() => {
-  installed.remove()
-})
-
-interface Service {
-  readonly fake: FakeChatService
-  readonly server: FakeServerHandle
-  readonly env: Record<string, string>
-  readonly company: string
-}
-
-const cleanup: (() => Promise<void>)[] = []
-
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step()
-})
-
-async function serve(): Promise<Service> {
-  const fake = createFakeChatService({ seed: generateDataset(DATASET) })
-  const server = await fake.listen()
-  cleanup.push(() => server.close())
-  return { fake, server, env: serviceEnv(server), company: fake.companyIds()[0] ?? '' }
-}
-
-/** A fresh file name in the project directory. */
-function file(name: string): string {
-  return join(installed.dir, `${++work}-${name}`)
-}
-
-/** Starts `chat-service export args...`; killed at the end of the test if still running. */
-function start(service: Service, args: readonly string[]): Running {
-  const running = startCli(installed, ['export', ...args], { env: service.env })
-  cleanup.push(async () => {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL')
-      await running.exit
-    }
-  })
-  return running
-}
-
-/** Runs `chat-service export args...` to its end, expecting exit 0; no secret in its output. */
-async function exportToEnd(service: Service, args: readonly string[]): Promise<Ran> {
-  const ran = await runCli(installed, ['export', ...args], { env: service.env })
-  expect(ran, ran.stderr).toMatchObject({ code: 0, signal: null, stdout: '' })
-  expectNoSecret(ran, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
-  return ran
-}
-
-/** Every message of the company as the export writes it: conversations in list order, each one's messages oldest first. */
-function lines(service: Service, conversations = service.fake.listConversations(service.company)): string {
-  return conversations
-    .flatMap((conversation) => service.fake.listMessages(service.company, conversation.id))
-    .map((message) => `${JSON.stringify(message)}\n`)
-    .join('')
-}
-
-/** The path of the messages of the conversation at `index` in list order. */
-function messagesPath(service: Service, index: number): string {
-  const conversation = service.fake.listConversations(service.company)[index]
-  if (conversation === undefined) throw new Error(`no conversation ${index}`)
-  return `/rest/v1/conversations/${conversation.id}/messages`
-}
-
-/** Holds the first page of the conversation at `index` for a minute, so that a run surely stops before it. */
-function hold(service: Service, index: number): string {
-  const path = messagesPath(service, index)
-  service.fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path } })
-  return path
-}
-
-const sizeOf = (path: string): Promise<number> =>
-  stat(path).then(
-    (s) => s.size,
-    () => 0,
-  )
-const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
-    () => true,
-    () => false,
-  )
-const readJson = async (path: string): Promise<Record<string, unknown> | undefined> =>
-  readFile(path, 'utf8').then(
-    (text) => JSON.parse(text) as Record<string, unknown>,
-    () => undefined,
-  )
-
-/** Compares whole files (a diff of thousands of lines helps nobody), with a useful message. */
-async function expectContent(path: string, expected: string): Promise<void> {
-  const got = await readFile(path, 'utf8')
-  const count = (text: string): number => text.split('\n').length - 1
-  expect(got === expected, `${path}: ${count(got)} lines, expected ${count(expected)}`).toBe(true)
-}
+const kit = useExportKit()
+const { serve, file, start, exportToEnd } = kit
 
 describe('export without --checkpoint: every message', { timeout: 60_000 }, () => {
   it('writes every message as JSON Lines in nested-loop order, stdout empty, and removes its cursor file when done', async () => {
@@ -228,7 +122,7 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     const held = hold(service, 10)
     const first = start(service, ['--out', out])
     await poll(() => service.fake.requests.some((request) => request.path === held))
-    const second = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const second = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(second).toMatchObject({ code: 1, stdout: '' })
     expect(second.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${first.child.pid} on `))
     first.child.kill('SIGINT')
@@ -238,48 +132,13 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
   it('on a terminal: a progress bar with the rate and the time left', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
-    const { code, screen } = await runOnTerminal(installed, ['export', '--out', out], { env: service.env })
+    const { code, screen } = await runOnTerminal(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(code).toBe(0)
     expect(screen).toMatch(new RegExp(`messages [=-]+ 100\\.0% \\| ${DATASET.messages}/${DATASET.messages} \\| [\\d,]+/s \\| ETA \\S+`))
     await expectContent(out, lines(service))
     expectNoSecret({ screen }, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
   })
 })
-
-/** Adds to the company what a day adds: messages in two conversations, and a new conversation with messages. */
-function aDayPasses(service: Service, day: number): MessageRecord[] {
-  const { fake, company } = service
-  const conversations = fake.listConversations(company)
-  const added = [
-    ...fake.appendMessages(company, conversations[3]?.id ?? '', 3),
-    ...fake.appendMessages(company, conversations[41]?.id ?? '', [{ role: 'user', content: `day ${day}: is my order here?` }]),
-  ]
-  const customer = fake.listCustomerUsers(company)[0]
-  const id = `conv_day_${day}`
-  const at = new Date(Date.UTC(2030, 0, day)).toISOString()
-  fake.seed({
-    companies: [
-      {
-        id: company,
-        keys: [],
-        conversations: [
-          { id, title: `Day ${day}`, customer_user_id: customer?.id ?? '', message_count: 0, created_at: at, updated_at: at },
-        ],
-      },
-    ],
-  })
-  added.push(...fake.appendMessages(company, id, 2))
-  return added
-}
-
-/** Lines of `messages` in the order the nightly export writes them (conversations in list order). */
-function linesOf(service: Service, messages: readonly MessageRecord[]): string {
-  const order = service.fake.listConversations(service.company).map((conversation) => conversation.id)
-  return [...messages]
-    .sort((a, b) => order.indexOf(a.conversation_id) - order.indexOf(b.conversation_id))
-    .map((message) => `${JSON.stringify(message)}\n`)
-    .join('')
-}
 
 describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
   it('night 1 writes every message; night 2 appends only what was added (a new conversation, two grown); night 3 nothing', async () => {
@@ -396,12 +255,12 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
     const service = await serve()
     const out = file('shard.jsonl')
     await exportToEnd(service, ['--out', out, '--shard', '1/3', '--max-items', '10'])
-    const ran = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain(`${out}.cursor is an unfinished export of shard 1/3, not all shards: finish it with --shard 1/3`)
     const checkpoint = file('shard.checkpoint.json')
     await exportToEnd(service, ['--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '0/2'])
-    const other = await runCli(installed, ['export', '--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'], {
+    const other = await runCli(kit.installed(), ['export', '--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'], {
       env: service.env,
     })
     expect(other.code).toBe(1)
@@ -410,7 +269,7 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
 
   it.each([['2/2'], ['1/0'], ['x'], ['1/70000']])('--shard %s: exit 2, nothing sent', async (shard) => {
     const service = await serve()
-    const ran = await runCli(installed, ['export', '--out', file('x.jsonl'), '--shard', shard], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', file('x.jsonl'), '--shard', shard], { env: service.env })
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain('--shard must be I/N')
     expect(service.fake.requests).toHaveLength(0)
@@ -422,7 +281,7 @@ describe('export: files it did not write', () => {
     const service = await serve()
     const out = file('messages.jsonl')
     await writeFile(`${out}.cursor`, 'not json')
-    const ran = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(ran).toMatchObject({
       code: 1,
       stderr: `chat-service: ${out}.cursor is not a cursor file of chat-service export; delete it to start a new export\n`,
