@@ -112,9 +112,11 @@ function checkService(path: string, recorded: ServiceIdentity | undefined, check
     recorded.baseUrl === service.baseUrl
       ? `was written with the key ${recorded.keyId} (another company, or the same one under an older key), and this run uses the key ${service.keyId}`
       : `belongs to the service ${recorded.baseUrl} (key ${recorded.keyId}), and this run talks to ${service.baseUrl} (key ${service.keyId})`
-  throw new StateError(
-    `${path} ${what}: ${advice}. If it is the same company under a new key, set "keyId" under "service" in ${path} to the new key id.\n${check.settings()}`,
-  )
+  const rotation =
+    recorded.baseUrl === service.baseUrl
+      ? `. If it is the same company under a new key, set "keyId" under "service" in ${path} to the new key id`
+      : ''
+  throw new StateError(`${path} ${what}: ${advice}${rotation}\n${check.settings()}`)
 }
 
 /** Reads `OUT.cursor`: `undefined` when there is none. @throws StateError when it is not one, or is another shard's or service's */

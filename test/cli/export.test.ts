@@ -3,7 +3,7 @@
 // between them, shards whose files together are one export, and stops of every kind (SIGINT,
 // SIGTERM, SIGKILL, --max-items) followed by a run of the same command: the files must then hold
 // exactly the lines of an export made in one go, none twice, none missing.
-import { readFile, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { shardOf } from 'chat-service-sdk'
 import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
@@ -288,5 +288,162 @@ describe('export: files it did not write', () => {
     })
     expect(service.fake.requests).toHaveLength(0)
     expect(await exists(out)).toBe(false)
+  })
+})
+
+describe('export: state files of another service or company', { timeout: 60_000 }, () => {
+  it('an unfinished export of another service: exit 1 saying so (both services, where the settings came from), its files untouched', async () => {
+    const first = await serve()
+    const other = await serve()
+    const out = file('messages.jsonl')
+    await exportToEnd(first, ['--out', out, '--max-items', '100'])
+    await appendFile(out, '{"a line a crash left past the saved point":true}\n')
+    const outBefore = await readFile(out, 'utf8')
+    const cursorBefore = await readFile(`${out}.cursor`, 'utf8')
+    const ran = await kit.exportRun(other, ['--out', out])
+    expect(ran.code, ran.stderr).toBe(1)
+    const key = first.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    expect(ran.stderr).toContain(
+      `chat-service: ${out}.cursor belongs to the service ${first.server.url}/rest/v1 (key ${key}), and this run talks to ${other.server.url}/rest/v1 (key ${key}): ` +
+        `run it with that service's settings to finish that export, or delete ${out}.cursor to start a new one\n`,
+    )
+    expect(ran.stderr).toContain(
+      `chat-service: settings: base URL ${other.env['CHAT_SERVICE_BASE_URL']} from the environment (CHAT_SERVICE_BASE_URL)\n`,
+    )
+    expect(await readFile(out, 'utf8')).toBe(outBefore)
+    expect(await readFile(`${out}.cursor`, 'utf8')).toBe(cursorBefore)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it("a checkpoint file of another service: exit 1, nothing appended, the checkpoint untouched (the next night does not take that service's messages as new)", async () => {
+    const first = await serve()
+    const other = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(first, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const before = await readFile(checkpoint, 'utf8')
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(other, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(`${checkpoint} belongs to the service ${first.server.url}/rest/v1`)
+    expect(await readFile(checkpoint, 'utf8')).toBe(before)
+    expect(await exists(night2)).toBe(false)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it('a state file written with another key of the same service: refused, saying how to go on after a key rotation; edited so, it goes on', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(service, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const state = (await readJson(checkpoint)) as { service: { keyId: string } }
+    state.service.keyId = 'key_retired'
+    await writeFile(checkpoint, JSON.stringify(state))
+    const added = aDayPasses(service, 2)
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(service, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(
+      `${checkpoint} was written with the key key_retired (another company, or the same one under an older key), and this run uses the key ${service.env['CHAT_SERVICE_KEY_ID']}`,
+    )
+    expect(ran.stderr).toContain(
+      `If it is the same company under a new key, set "keyId" under "service" in ${checkpoint} to the new key id`,
+    )
+    state.service.keyId = service.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    await writeFile(checkpoint, JSON.stringify(state))
+    await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
+    await expectContent(night2, linesOf(service, added))
+  })
+})
+
+describe('export --previous-checkpoint: a new number of shards', { timeout: 90_000 }, () => {
+  /** Night 1 over three shards: their checkpoint files. */
+  async function threeShards(service: Awaited<ReturnType<typeof serve>>): Promise<string[]> {
+    const checkpoints = [0, 1, 2].map((index) => file(`shard-${index}-of-3.checkpoint.json`))
+    await Promise.all(
+      checkpoints.map((checkpoint, index) =>
+        exportToEnd(service, ['--out', file(`night-1-${index}.jsonl`), '--shard', `${index}/3`, '--checkpoint', checkpoint]),
+      ),
+    )
+    return checkpoints
+  }
+
+  it("from 3 shards to 2: each new shard starts from every previous shard's checkpoint, and the two files hold only what was added", async () => {
+    const service = await serve()
+    const previous = await threeShards(service)
+    const added = aDayPasses(service, 2)
+    const news = [0, 1].map((index) => file(`shard-${index}-of-2.checkpoint.json`))
+    const outs = [0, 1].map((index) => file(`night-2-${index}.jsonl`))
+    const runs = await Promise.all(
+      [0, 1].map((index) =>
+        exportToEnd(service, [
+          '--out',
+          outs[index] ?? '',
+          '--shard',
+          `${index}/2`,
+          '--checkpoint',
+          news[index] ?? '',
+          ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+        ]),
+      ),
+    )
+    const night2 = await Promise.all(outs.map((out) => readFile(out, 'utf8')))
+    expect(night2.join('').split('\n').sort()).toEqual(linesOf(service, added).split('\n').sort())
+    expect(runs[0]?.stderr).toContain('exporting the messages added since the previous checkpoints')
+    expect(await readJson(news[1] ?? '')).toMatchObject({ shard: '1/2', run: null })
+    // Night 3 goes on from the new files alone.
+    const night3 = await Promise.all(
+      [0, 1].map(async (index) => {
+        const out = file(`night-3-${index}.jsonl`)
+        await exportToEnd(service, ['--out', out, '--shard', `${index}/2`, '--checkpoint', news[index] ?? ''])
+        return readFile(out, 'utf8')
+      }),
+    )
+    expect(night3).toEqual(['', ''])
+  })
+
+  it.each([
+    ['a missing shard', (previous: string[]) => previous.slice(0, 2), 'the files hold 2 of the 3 shards; 2/3 is missing'],
+    ['the same shard twice', (previous: string[]) => [previous[0] ?? '', previous[0] ?? '', previous[1] ?? ''], 'are both shard 0/3'],
+    ['a file that is not there', (previous: string[]) => [...previous, file('nope.json')], 'there is no such file'],
+  ])('%s: exit 1 saying so, no file made', async (_, pick, message) => {
+    const service = await serve()
+    const previous = pick(await threeShards(service))
+    const checkpoint = file('shard-0-of-2.checkpoint.json')
+    const out = file('night-2-0.jsonl')
+    const ran = await kit.exportRun(service, [
+      '--out',
+      out,
+      '--shard',
+      '0/2',
+      '--checkpoint',
+      checkpoint,
+      ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+    ])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(message)
+    expect(await exists(checkpoint)).toBe(false)
+    expect(await exists(out)).toBe(false)
+  })
+
+  it('an unfinished previous shard is refused (finish it first); a shard count changed without --previous-checkpoint says how to do it', async () => {
+    const service = await serve()
+    const previous = await threeShards(service)
+    // Shard 1's night stopped half way: its file says where that run writes.
+    const state = (await readJson(previous[1] ?? '')) as Record<string, unknown>
+    await writeFile(previous[1] ?? '', JSON.stringify({ ...state, run: { out: file('night-2-1.jsonl'), bytes: 0, written: 0 } }))
+    const unfinished = await kit.exportRun(service, [
+      '--out',
+      file('x.jsonl'),
+      '--shard',
+      '0/2',
+      '--checkpoint',
+      file('new.json'),
+      ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+    ])
+    expect(unfinished.code).toBe(1)
+    expect(unfinished.stderr).toContain(`--previous-checkpoint ${previous[1]} holds an unfinished run of shard 1/3`)
+    const reused = await kit.exportRun(service, ['--out', file('y.jsonl'), '--shard', '0/2', '--checkpoint', previous[0] ?? ''])
+    expect(reused.code).toBe(1)
+    expect(reused.stderr).toContain(`holds the checkpoint of shard 0/3, and this run is shard 0/2: to change the number of shards`)
+    expect(reused.stderr).toContain('--previous-checkpoint FILE')
   })
 })
