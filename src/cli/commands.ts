@@ -56,7 +56,7 @@ const CONNECTION: Readonly<Record<string, OptionSpec>> = {
   },
   'allow-insecure-http': {
     type: 'boolean',
-    help: 'allow plain http to a host that is not loopback (also CHAT_SERVICE_ALLOW_INSECURE_HTTP=1): the key secret crosses the network in clear text, so only on a network you trust; says so on stderr',
+    help: 'allow plain http to a host that is not loopback, on a trusted network only (the key secret crosses it in clear text; a warning says so)',
   },
 }
 const HELP: Readonly<Record<string, OptionSpec>> = { help: { type: 'boolean', short: 'h', help: 'show this help' } }
@@ -124,7 +124,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 does, the spec does not say) may drop every key it does not name. Give the whole object.
 
 --merge-metadata JSON MERGES: its top-level keys are set in the stored metadata and the other keys
-kept (a key set to null is kept as null; nested objects are replaced whole). It reads the user's
+kept (a key given as null becomes null; a nested object replaces the stored one whole). It reads the user's
 metadata, then writes it back (the SDK's customerUsers.updateMetadata, found by the user's
 external_id): the command first pages through the users to find ID's external_id (one request
 per 100 users before it), so it costs a few requests more, and it is not atomic: a change made
