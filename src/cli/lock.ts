@@ -24,8 +24,8 @@
  *   60 s while another host took over, or its lock deleted by hand) stops instead of writing.
  *
  * What this cannot give across hosts: file systems offer no "write only while I hold the lock",
- * so a holder paused for over 60 s between its check and its write (a window of microseconds)
- * still makes that one write. On one host (one space), a live holder is never taken over, so
+ * so a holder paused for over 60 s exactly between its check (a read of the lock file) and its
+ * write still makes that one write. On one host (one space), a live holder is never taken over, so
  * nothing can interleave. The README says the same ("One export at a time").
  *
  * @module

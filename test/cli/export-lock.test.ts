@@ -12,7 +12,7 @@ import { hostname } from 'node:os'
 import { basename, dirname } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { poll } from './helpers.ts'
-import { exists, expectContent, hold, lines, processState, requested, stopped, useExportKit, type Service } from './export-kit.ts'
+import { exists, expectContent, hold, lines, processState, requested, sizeOf, stopped, useExportKit, type Service } from './export-kit.ts'
 
 const kit = useExportKit()
 const { serve, file, start, exportToEnd, exportRun } = kit
@@ -144,9 +144,13 @@ describe('export: one export at a time, whatever the timing', { timeout: 60_000 
   it('a holder paused past a minute on one host loses its lock to another host, and stops before its next write: no line twice', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
-    const held = hold(service, 30, 1_500)
+    // A resumed run appends (O_APPEND): a line it wrote after losing its lock would come twice.
+    await exportToEnd(service, ['--out', out, '--max-items', '200'])
+    // Conversation 30 comes 5 s late: the run is idle, every line before it written, when it is stopped.
+    hold(service, 30, 5_000)
     const first = start(service, ['--out', out])
-    await requested(service, held)
+    const before30 = Buffer.byteLength(lines(service, service.fake.listConversations(service.company).slice(0, 30)))
+    await poll(async () => (await sizeOf(out)) === before30)
     first.child.kill('SIGSTOP')
     await stopped(first.child.pid)
     const longAgo = new Date(Date.now() - 120_000)
@@ -169,9 +173,12 @@ describe('export: one export at a time, whatever the timing', { timeout: 60_000 
   it('the same while the other host holds the lock and has cut the output back: the paused one stops, the other finishes, one export', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
-    const held = hold(service, 30, 1_500)
+    await exportToEnd(service, ['--out', out, '--max-items', '200'])
+    // Conversation 30 comes 5 s late: the run is idle, every line before it written, when it is stopped.
+    hold(service, 30, 5_000)
     const first = start(service, ['--out', out])
-    await requested(service, held)
+    const before30 = Buffer.byteLength(lines(service, service.fake.listConversations(service.company).slice(0, 30)))
+    await poll(async () => (await sizeOf(out)) === before30)
     first.child.kill('SIGSTOP')
     await stopped(first.child.pid)
     const longAgo = new Date(Date.now() - 120_000)
