@@ -114,7 +114,7 @@ function checkService(path: string, recorded: ServiceIdentity | undefined, check
       : `belongs to the service ${recorded.baseUrl} (key ${recorded.keyId}), and this run talks to ${service.baseUrl} (key ${service.keyId})`
   const rotation =
     recorded.baseUrl === service.baseUrl
-      ? `. If it is the same company under a new key, set "keyId" under "service" in ${path} to the new key id`
+      ? `. If it is the same company under a new key, replace the key id ${recorded.keyId} with ${service.keyId} wherever ${path} holds it`
       : ''
   throw new StateError(`${path} ${what}: ${advice}${rotation}\n${check.settings()}`)
 }

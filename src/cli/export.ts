@@ -137,11 +137,16 @@ async function withLock(run: Run, path: string, files: string, body: (lock: Held
   }
 }
 
-/** The SDK refused a cursor or checkpoint read from `path` (nothing sent): exit 1, saying so. */
-function refusedState(error: unknown, path: string, what: string): unknown {
-  return error instanceof RequestValidationError
-    ? new StateError(`${path} holds ${what} the SDK refuses: ${error.message}`, { cause: error })
-    : error
+/**
+ * The SDK refused a cursor or checkpoint read from `path` (nothing sent): exit 1, saying so, with
+ * where the settings came from when what it refused is the service the checkpoint names.
+ */
+function refusedState(run: Run, error: unknown, path: string, what: string): unknown {
+  if (!(error instanceof RequestValidationError)) return error
+  const service = error.issues.some((issue) => issue.path.includes('service'))
+  return new StateError(`${path} holds ${what} the SDK refuses: ${error.message}${service ? `\n${run.check.settings()}` : ''}`, {
+    cause: error,
+  })
 }
 
 /**
@@ -282,7 +287,7 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
         signal: context.signal,
       })
     } catch (error) {
-      throw refusedState(error, cursorFile, 'a cursor')
+      throw refusedState(run, error, cursorFile, 'a cursor')
     }
     // Nothing has changed up to here: every refusal is above.
     if (saved !== undefined) await cutBack(run, lock, out, saved.bytes, cursorFile)
@@ -398,7 +403,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
         signal: context.signal,
       })
     } catch (error) {
-      throw refusedState(error, saved === undefined ? `--previous-checkpoint ${previous.join(' ')}` : checkpointFile, 'a checkpoint')
+      throw refusedState(run, error, saved === undefined ? `--previous-checkpoint ${previous.join(' ')}` : checkpointFile, 'a checkpoint')
     }
     // Nothing has changed up to here: every refusal is above.
     const unfinished = saved?.run ?? null

@@ -334,21 +334,19 @@ describe('export: state files of another service or company', { timeout: 60_000 
     const service = await serve()
     const checkpoint = file('messages.checkpoint.json')
     await exportToEnd(service, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
-    const state = (await readJson(checkpoint)) as { service: { keyId: string } }
-    state.service.keyId = 'key_retired'
-    await writeFile(checkpoint, JSON.stringify(state))
+    const key = service.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll(JSON.stringify(key), '"key_retired"'))
     const added = aDayPasses(service, 2)
     const night2 = file('night-2.jsonl')
     const ran = await kit.exportRun(service, ['--out', night2, '--checkpoint', checkpoint])
     expect(ran.code, ran.stderr).toBe(1)
     expect(ran.stderr).toContain(
-      `${checkpoint} was written with the key key_retired (another company, or the same one under an older key), and this run uses the key ${service.env['CHAT_SERVICE_KEY_ID']}`,
+      `${checkpoint} was written with the key key_retired (another company, or the same one under an older key), and this run uses the key ${key}`,
     )
     expect(ran.stderr).toContain(
-      `If it is the same company under a new key, set "keyId" under "service" in ${checkpoint} to the new key id`,
+      `If it is the same company under a new key, replace the key id key_retired with ${key} wherever ${checkpoint} holds it`,
     )
-    state.service.keyId = service.env['CHAT_SERVICE_KEY_ID'] ?? ''
-    await writeFile(checkpoint, JSON.stringify(state))
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll('"key_retired"', JSON.stringify(key)))
     await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
     await expectContent(night2, linesOf(service, added))
   })
