@@ -12,6 +12,9 @@ export interface Connection {
   close: () => Promise<void>
 }
 
+/** The port of the embedded fake that command-line examples start (4010 is `npx chat-service-fake`'s). */
+const EMBEDDED_FAKE_PORT = 4011
+
 /** Volumes of the embedded fake's dataset. */
 export const FAKE_VOLUMES = { agents: 5, customerUsers: 500, conversations: 60, messages: 10_000 }
 
@@ -38,12 +41,22 @@ export async function serviceEnvironment(): Promise<ServiceEnvironment> {
   const seed = generateDataset({ seed: 42, ...FAKE_VOLUMES })
   const key = seed.companies[0]?.keys[0]
   if (key === undefined) throw new Error('generated dataset has no API key')
-  const server = await createFakeChatService({ seed }).listen()
+  // One port from run to run: the command's state files name the service they belong to (its base
+  // URL), so a run stopped now is resumed by the next only if that one talks to the same URL.
+  const fake = createFakeChatService({ seed })
+  const server = await fake.listen({ port: EMBEDDED_FAKE_PORT }).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error
+    return fake.listen()
+  })
   const { agents, customerUsers, conversations, messages } = FAKE_VOLUMES
+  const moved =
+    new URL(server.url).port === String(EMBEDDED_FAKE_PORT)
+      ? ''
+      : ` (port ${EMBEDDED_FAKE_PORT} was taken: the next run gets another port, so it cannot go on from this one's state files)`
   return {
     env: { CHAT_SERVICE_BASE_URL: server.url, CHAT_SERVICE_KEY_ID: key.keyId, CHAT_SERVICE_KEY_SECRET: key.keySecret },
     description:
-      `the embedded fake service at ${server.url} (CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET are not all set), ` +
+      `the embedded fake service at ${server.url}${moved} (CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET are not all set), ` +
       `seeded with ${agents} agents, ${customerUsers} customer users, ${conversations} conversations and ${messages} messages`,
     close: () => server.close(),
   }

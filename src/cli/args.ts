@@ -27,8 +27,8 @@ export type Invocation =
   | { readonly action: 'help'; readonly command: CommandSpec | undefined }
   | { readonly action: 'run'; readonly command: CommandSpec; readonly positionals: readonly string[]; readonly values: Values }
 
-/** Option values as parsed: a string, `true`, or absent. */
-export type Values = Readonly<Record<string, string | boolean | undefined>>
+/** Option values as parsed: a string, `true`, every value of a repeatable option, or absent. */
+export type Values = Readonly<Record<string, string | boolean | readonly string[] | undefined>>
 
 /** The message for a flag that would carry credentials (the value is never repeated). */
 export function credentialFlagMessage(flag: string): string {
@@ -53,8 +53,17 @@ function verbsOf(group: string): string[] {
   return COMMANDS.filter((command) => command.words[0] === group && command.words.length === 2).map((command) => command.words[1] as string)
 }
 
-/** Options that may also stand before the command's words (`chat-service --env-file .env agents list`), with a value each. */
-const LEADING_OPTIONS = new Set(['--base-url', '--env-file', '--format', '--max-items'])
+/**
+ * Options that may also stand before the command's words (`chat-service --env-file .env agents
+ * list`): whether each takes a value.
+ */
+const LEADING_OPTIONS: ReadonlyMap<string, boolean> = new Map([
+  ['--base-url', true],
+  ['--env-file', true],
+  ['--format', true],
+  ['--max-items', true],
+  ['--allow-insecure-http', false],
+])
 
 /**
  * Splits the {@link LEADING_OPTIONS} that stand before the command's words off `args`: the command
@@ -67,8 +76,9 @@ function splitLeadingOptions(args: readonly string[]): { leading: readonly strin
   while (i < args.length) {
     const arg = args[i] ?? ''
     const name = arg.split('=')[0] ?? arg
-    if (!LEADING_OPTIONS.has(name)) break
-    const next = i + (arg.includes('=') ? 1 : 2)
+    const takesValue = LEADING_OPTIONS.get(name)
+    if (takesValue === undefined) break
+    const next = i + (!takesValue || arg.includes('=') ? 1 : 2)
     if (next > args.length) break
     i = next
   }
@@ -112,7 +122,11 @@ export function parseCommandLine(commandLine: readonly string[]): Invocation {
       options: Object.fromEntries(
         Object.entries(options).map(([name, option]) => [
           name,
-          option.short === undefined ? { type: option.type } : { type: option.type, short: option.short },
+          {
+            type: option.type,
+            ...(option.short === undefined ? {} : { short: option.short }),
+            ...(option.multiple === true ? { multiple: true } : {}),
+          },
         ]),
       ),
     })
@@ -130,10 +144,16 @@ export function parseCommandLine(commandLine: readonly string[]): Invocation {
         : `${name} takes ${expected.length === 0 ? 'no argument' : expected.join(' ')}; unexpected ${JSON.stringify(parsed.positionals[expected.length])}`
     throw new UsageError(message, command)
   }
-  const empty = parsed.positionals.findIndex((value) => value === '')
-  if (empty >= 0) throw new UsageError(`${expected[empty] ?? 'an argument'} must not be empty`, command)
+  for (const [i, value] of parsed.positionals.entries()) {
+    const problem = idProblem(value)
+    if (problem !== undefined) throw new UsageError(`${expected[i] ?? 'an argument'} ${problem}`, command)
+  }
   for (const [name, value] of Object.entries(values)) {
-    if (value === '') throw new UsageError(`--${name} must not be empty`, command)
+    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new UsageError(`--${name} must not be empty`, command)
+    if (options[name]?.id === true && typeof value === 'string') {
+      const problem = idProblem(value)
+      if (problem !== undefined) throw new UsageError(`--${name} ${problem}`, command)
+    }
   }
   return { action: 'run', command, positionals: parsed.positionals, values }
 }
@@ -150,10 +170,22 @@ function parseArgsMessage(error: unknown, command: CommandSpec): string {
   return message
 }
 
+/**
+ * Why `value` cannot be an id (positional ids, `--user-id`, `--agent-id`), in the SDK's rule (a
+ * RequestValidationError there): empty, or `.` or `..`, which URL parsers resolve as path
+ * segments instead of sending them. Checked here so that it is a usage error.
+ */
+function idProblem(value: string): string | undefined {
+  if (value === '') return 'must not be empty'
+  if (value === '.' || value === '..')
+    return `cannot be ${JSON.stringify(value)}: URL parsers and proxies resolve it as a path segment instead of sending it as an id`
+  return undefined
+}
+
 /** `--name N`: a whole number from `min` to `max`, or `undefined` when absent. @throws UsageError */
 export function integerOption(values: Values, name: string, min: number, max: number, command: CommandSpec): number | undefined {
-  const text = values[name]
-  if (text === undefined || typeof text === 'boolean') return undefined
+  const text = stringOption(values, name)
+  if (text === undefined) return undefined
   const n = Number(text)
   if (/^[0-9]+$/.test(text) && Number.isSafeInteger(n) && n >= min && n <= max) return n
   const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`
@@ -164,6 +196,13 @@ export function integerOption(values: Values, name: string, min: number, max: nu
 export function stringOption(values: Values, name: string): string | undefined {
   const value = values[name]
   return typeof value === 'string' ? value : undefined
+}
+
+/** Every value of a repeatable option (`--previous-checkpoint A --previous-checkpoint B`), in order. */
+export function listOption(values: Values, name: string): readonly string[] {
+  const value = values[name]
+  if (typeof value === 'string') return [value]
+  return typeof value === 'object' ? value : []
 }
 
 /** A required string option. @throws UsageError */
@@ -197,18 +236,18 @@ export function shardOption(values: Values, maxShards: number, command: CommandS
   return { index, count }
 }
 
-/** `--metadata JSON`: a JSON object. @throws UsageError */
-export function metadataOption(values: Values, command: CommandSpec): Record<string, unknown> | undefined {
-  const text = stringOption(values, 'metadata')
+/** `--metadata JSON` (or `--merge-metadata JSON`, as `name`): a JSON object. @throws UsageError */
+export function metadataOption(values: Values, command: CommandSpec, name = 'metadata'): Record<string, unknown> | undefined {
+  const text = stringOption(values, name)
   if (text === undefined) return undefined
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new UsageError(`--metadata is not JSON: ${error instanceof Error ? error.message : String(error)}`, command)
+    throw new UsageError(`--${name} is not JSON: ${error instanceof Error ? error.message : String(error)}`, command)
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError('--metadata must be a JSON object, such as \'{"plan":"pro"}\'', command)
+    throw new UsageError(`--${name} must be a JSON object, such as '{"plan":"pro"}'`, command)
   }
   return value as Record<string, unknown>
 }

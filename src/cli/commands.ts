@@ -14,6 +14,10 @@ export interface OptionSpec {
   readonly value?: string
   /** Whether the command needs it (shown without brackets in the usage line; checked by the command). */
   readonly required?: boolean
+  /** Whether it may be given more than once (`--previous-checkpoint A --previous-checkpoint B`). */
+  readonly multiple?: boolean
+  /** Whether its value is an id, checked as the SDK checks ids (not `.` or `..`). */
+  readonly id?: boolean
   readonly help: string
 }
 
@@ -49,6 +53,10 @@ const CONNECTION: Readonly<Record<string, OptionSpec>> = {
     type: 'string',
     value: 'FILE',
     help: 'read CHAT_SERVICE_* variables from FILE (KEY=value lines); variables already set in the environment win',
+  },
+  'allow-insecure-http': {
+    type: 'boolean',
+    help: 'allow plain http to a host that is not loopback, on a trusted network only (the key secret crosses it in clear text; a warning says so)',
   },
 }
 const HELP: Readonly<Record<string, OptionSpec>> = { help: { type: 'boolean', short: 'h', help: 'show this help' } }
@@ -110,14 +118,28 @@ export const COMMANDS: readonly CommandSpec[] = [
     words: ['users', 'update'],
     positionals: ['ID'],
     summary: 'Update the customer user whose internal id is ID (PUT /rest/v1/customer-users/ID).',
-    details:
-      'Only the fields given are sent. --metadata is sent as given: whether the service merges it with\n' +
-      'the stored metadata or replaces it is not specified, so give the whole object.',
+    details: `Only the fields given are sent.
+
+--metadata JSON REPLACES the metadata: the object is sent as given, and the service (the fake
+does, the spec does not say) may drop every key it does not name. Give the whole object.
+
+--merge-metadata JSON MERGES: its top-level keys are set in the stored metadata and the other keys
+kept (a key given as null becomes null; a nested object replaces the stored one whole). It reads the user's
+metadata, then writes it back (the SDK's customerUsers.updateMetadata, found by the user's
+external_id): the command first pages through the users to find ID's external_id (one request
+per 100 users before it), so it costs a few requests more, and it is not atomic: a change made
+by someone else between the read and the write is lost. It goes alone: not with --metadata,
+--name or --email.`,
     kind: 'single',
     options: {
       name: { type: 'string', value: 'N', help: 'new display name' },
       email: { type: 'string', value: 'E', help: 'new e-mail address' },
-      metadata: { type: 'string', value: 'JSON', help: 'new metadata, a JSON object, e.g. \'{"plan":"pro","version":2}\'' },
+      metadata: { type: 'string', value: 'JSON', help: 'REPLACE the metadata with this JSON object, e.g. \'{"plan":"pro","version":2}\'' },
+      'merge-metadata': {
+        type: 'string',
+        value: 'JSON',
+        help: 'MERGE the top-level keys of this JSON object into the stored metadata, keeping the others',
+      },
     },
   },
   {
@@ -131,8 +153,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       '--format json or jsonl gives { token, user, agent, expiresIn }.',
     kind: 'token',
     options: {
-      'user-id': { type: 'string', value: 'ID', required: true, help: "the calling system's id of the end user (required)" },
-      'agent-id': { type: 'string', value: 'ID', help: 'the agent to bind the token to (see `agents list --active`)' },
+      'user-id': { type: 'string', value: 'ID', required: true, id: true, help: "the calling system's id of the end user (required)" },
+      'agent-id': { type: 'string', value: 'ID', id: true, help: 'the agent to bind the token to (see `agents list --active`)' },
       'expires-in': { type: 'string', value: 'DURATION', help: 'lifetime: whole hours or days, e.g. 12h or 7d (default 24h)' },
       'show-token': { type: 'boolean', help: 'print the token on a terminal too' },
     },
@@ -157,12 +179,13 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'Write every message of the company to FILE as JSON Lines; resumable; with --checkpoint, only what is new.',
     details: `Lines are messages as the service sends them, one JSON object a line, conversation after
 conversation (each conversation's messages oldest first). Progress goes to stderr: a bar with rate
-and ETA on a terminal, a plain line every 5 s otherwise; stdout stays empty.
+and ETA on a terminal, a plain line every 5 s otherwise.
 
 Without --checkpoint: a full export into FILE. Where it stands is saved in FILE.cursor about once a
-second, after the lines before it are on disk; after Ctrl-C, SIGTERM, a crash or a failure, the
-same command appends from there with no gap and no duplicate line. A finished export deletes
-FILE.cursor, so the next run starts a new export (and overwrites FILE).
+second, after the lines before it are on disk; after Ctrl-C, SIGTERM, a crash or a failure (a
+full disk included: make room first), the same command appends from there with no gap and no
+duplicate line. A finished export deletes FILE.cursor, so the next run starts a new export (and
+overwrites FILE).
 
 With --checkpoint CFILE: the nightly job. The first run writes every message and saves CFILE; each
 later run APPENDS to FILE only the messages added since CFILE (FILE may be a new file each night),
@@ -170,18 +193,42 @@ then updates CFILE. Interrupted, the same command resumes (with the same FILE). 
 stored messages no longer match CFILE (a message deleted) is read again from its first message,
 so its messages may repeat: de-duplicate by message id downstream if that matters.
 
---shard I/N exports only the conversations of shard I (0 to N-1) of N, so that N workers share one
-export; their files together hold every message once. Give each shard its own FILE (and CFILE),
-and keep N from run to run.
+--out - writes to stdout, and a FILE that is not a regular file (/dev/stdout, a FIFO) is written
+the same way: NOT resumable. Nothing is saved while it runs: an interrupted full export starts
+over, and with --checkpoint, CFILE is updated only when the run finishes, so the next run sends an
+interrupted run's messages again. A reader that goes away (| head) ends the export quietly.
 
-Exit status: 0 done (or stopped by --max-items), 1 failure (resumable), 130 Ctrl-C, 143 SIGTERM.`,
+--shard I/N exports only the conversations of shard I (0 to N-1) of N, so that N workers share one
+export; their files together hold every message once. Give each shard its own FILE (and CFILE). To
+change N, give each shard of the new count a new CFILE, and the first night also every CFILE of
+the previous count with --previous-checkpoint (once each); they are merged as listNew merges an
+array of checkpoints.
+
+The state files record the service (base URL and key id, never the secret): a file of another
+service or company is refused, and nothing is changed. So is a file of another shard, or one this
+command did not write. A lock (FILE.cursor.lock, CFILE.lock) keeps a second export off the same
+files: exit 1, naming the one that runs (and whether it is stopped, Ctrl-Z).
+
+Exit status: 0 done (or stopped by --max-items, or stdout's reader gone), 1 failure (resumable),
+2 usage, 130 Ctrl-C, 143 SIGTERM.`,
     kind: 'export',
     options: {
-      out: { type: 'string', value: 'FILE', required: true, help: 'the JSON Lines file to write (required)' },
+      out: {
+        type: 'string',
+        value: 'FILE',
+        required: true,
+        help: 'the JSON Lines file to write (required); - for stdout, not resumable (see below)',
+      },
       checkpoint: {
         type: 'string',
         value: 'CFILE',
         help: 'only what is new since CFILE, which is then updated (created on the first run)',
+      },
+      'previous-checkpoint': {
+        type: 'string',
+        value: 'FILE',
+        multiple: true,
+        help: "a new shard count: the previous run's checkpoint files to start a new CFILE from (repeat: one for each shard)",
       },
       shard: {
         type: 'string',
@@ -221,7 +268,7 @@ export function commandHelp(spec: CommandSpec): string {
   const own = Object.entries(spec.options)
     .map(([name, option]) => {
       const text = option.value === undefined ? `--${name}` : `--${name} ${option.value}`
-      return option.required === true ? ` ${text}` : ` [${text}]`
+      return option.required === true ? ` ${text}` : ` [${text}]${option.multiple === true ? '...' : ''}`
     })
     .join('')
   const text = [
@@ -240,6 +287,9 @@ export function commandHelp(spec: CommandSpec): string {
 const ENVIRONMENT = `Environment:
   CHAT_SERVICE_BASE_URL, CHAT_SERVICE_KEY_ID, CHAT_SERVICE_KEY_SECRET   the service and the API key pair
   CHAT_SERVICE_LOG   the SDK's log level on stderr: off, error, warn (default), info, debug
+  CHAT_SERVICE_ALLOW_INSECURE_HTTP=1   as --allow-insecure-http
+A variable set in the environment wins over --env-file; errors that may come from a setting (a
+refused connection, a 401) say where each one came from.
 Credentials come from the environment only, never from a flag: a flag's value stays in the shell's
 history and is shown by \`ps\` to every user of the machine.`
 
@@ -259,6 +309,7 @@ Common options:
   --max-items N               stop a list after N items
   --base-url URL              the service, overriding CHAT_SERVICE_BASE_URL
   --env-file FILE             read CHAT_SERVICE_* variables from FILE
+  --allow-insecure-http       allow plain http to a host that is not loopback (a trusted network only)
   -h, --help                  help of a command: chat-service users find --help
   --version                   the version
 

@@ -1,33 +1,60 @@
 /**
  * `chat-service export`: every message of the company as JSON Lines (`listAll`), or, with
  * `--checkpoint`, only the messages added since the last run (`listNew`), resumable after Ctrl-C,
- * SIGTERM, a crash or a failure with no gap and no duplicate line.
+ * SIGTERM, a crash, a failure or a full disk with no gap and no duplicate line.
  *
  * How resuming stays exact: about once a second, once every line written so far is on disk
- * (flushed and fsynced), the export saves where it stands (the SDK's cursor or checkpoint, taken
+ * (written and fsynced), the export saves where it stands (the SDK's cursor or checkpoint, taken
  * right after the last line written) together with the output's length at that point, atomically
  * (a temporary file, fsynced, renamed over the old one). A crash can leave lines past the saved
  * point in the output; the next run cuts the output back to the saved length and goes on from the
- * saved point, so those lines are written again exactly once.
+ * saved point, so those lines are written again exactly once. A write that fails (ENOSPC, EIO)
+ * saves nothing more: the last saved state stands, and the next run goes on from it.
  *
- * - Without `--checkpoint`, the state is `OUT.cursor` (`{ version, cursor, bytes, done, shard }`);
- *   a finished export deletes it, so the next run starts a new export (and rewrites OUT).
- * - With `--checkpoint CFILE`, CFILE holds the SDK's `MessagesCheckpoint` and, while a run is
- *   unfinished, where that run writes (`run: { out, bytes, written }`); each run appends to OUT.
- *   Before a run writes its first line, CFILE says so, so that even a crash before the first save
- *   is cut back.
- * - A lock (`OUT.cursor.lock`, `CFILE.lock`) keeps two exports off the same files.
+ * - Without `--checkpoint`, the state is `OUT.cursor` (`{ version, cursor, bytes, done, shard,
+ *   service }`); a finished export deletes it, so the next run starts a new export (and rewrites OUT).
+ * - With `--checkpoint CFILE`, CFILE holds the SDK's `MessagesCheckpoint`, the shard and service,
+ *   and, while a run is unfinished, where that run writes (`run: { out, bytes, written }`); each
+ *   run appends to OUT. Before a run writes its first line, CFILE says so, so that even a crash
+ *   before the first save is cut back.
+ * - `--out -` (stdout) and outputs that are not regular files are streams: nothing to cut back,
+ *   so no cursor; with `--checkpoint`, CFILE is updated only when the run finishes.
+ * - Everything that can refuse (options, state files, the SDK's checks of a cursor or checkpoint)
+ *   is checked before any file is changed.
+ * - A lock (`OUT.cursor.lock`, `CFILE.lock`; lock.ts) keeps every other export off the same files,
+ *   checked again before each batch of lines and each save.
  *
  * @module
  */
-import { once } from 'node:events'
-import type { WriteStream } from 'node:fs'
-import { open, truncate, rm, type FileHandle } from 'node:fs/promises'
+import { rm, truncate } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ListNewSummary, Message, MessagesCheckpoint } from 'chat-service-sdk'
-import { APIUserAbortError, MAX_SHARDS, StaleCursorError } from 'chat-service-sdk'
-import { integerOption, requiredOption, shardOption, stringOption, UsageError } from './args.ts'
-import { flushToDisk, readIfExists, replaceFile, sizeOf, takeLock, type Lock } from './files.ts'
+import { APIUserAbortError, MAX_SHARDS, RequestValidationError, StaleCursorError } from 'chat-service-sdk'
+import { integerOption, listOption, requiredOption, shardOption, stringOption, UsageError } from './args.ts'
+import {
+  readCheckpointState,
+  readCursorState,
+  readPreviousCheckpoints,
+  StateError,
+  type CheckpointState,
+  type CursorState,
+  type RunState,
+  type ShardText,
+  type StateCheck,
+} from './export-state.ts'
+import {
+  directoryOf,
+  openFileOutput,
+  outputTarget,
+  ReaderGone,
+  stdoutOutput,
+  targetName,
+  type Output,
+  type Target,
+} from './export-output.ts'
+import { stopPoint } from './debug.ts'
+import { FileError, onFile, replaceFile, sizeOf } from './files.ts'
+import { LockLostError, takeLock, type HeldLock } from './lock.ts'
 import { progressView, type ProgressStream, type ProgressView } from './progress.ts'
 import type { CommandContext } from './resources.ts'
 
@@ -35,6 +62,8 @@ import type { CommandContext } from './resources.ts'
 const SAVE_EVERY_MS = 1_000
 /** How many rewound conversation ids the final message lists. */
 const LIST_AT_MOST = 10
+/** Requests in flight the SDK allows `listAll` and `listNew` (`concurrency`, 1 to 64). */
+export const MAX_CONCURRENCY = 64
 
 /** What the export needs beyond a command's context. */
 export interface ExportContext extends CommandContext {
@@ -42,119 +71,90 @@ export interface ExportContext extends CommandContext {
   readonly progress: ProgressStream
   /** The signal that stopped the run (`SIGINT`, `SIGTERM`), if one did. */
   readonly stoppedBy: () => string | undefined
+  /** Lines saying where the base URL and key id came from, for messages that depend on them. */
+  readonly settings: () => string
 }
 
-/** `I/N`, as the shard is written in state files and messages. */
-type ShardText = string | null
+type Params = { limit: number; concurrency?: number; shard?: { index: number; count: number } }
 
-/** `OUT.cursor`: where a full export stands. */
-interface CursorState {
-  readonly version: 1
-  readonly cursor: string
-  /** Bytes of OUT written before `cursor` (every line up to the last message written). */
-  readonly bytes: number
-  /** Messages written before `cursor`, across resumes. */
-  readonly done: number
-  readonly shard?: ShardText | undefined
-}
-
-/** An unfinished `--checkpoint` run: where it writes, and how far. */
-interface RunState {
-  /** The absolute path of the output it appends to. */
-  readonly out: string
-  /** Bytes of `out` up to the last line the checkpoint counts. */
-  readonly bytes: number
-  /** Messages it has written. */
-  readonly written: number
-}
-
-/** CFILE: the nightly export's state. */
-interface CheckpointState {
-  readonly version: 1
+/** What every part of one run shares. */
+interface Run {
+  readonly context: ExportContext
+  readonly target: Target
+  readonly params: Params
+  /** The service and shard, for the first line of progress. */
+  readonly where: string
   readonly shard: ShardText
-  readonly checkpoint: MessagesCheckpoint
-  /** The run that has not finished, if one has not. */
-  readonly run: RunState | null
-  /** The last run that finished. */
-  readonly last: {
-    readonly finishedAt: string
-    readonly out: string
-    readonly written: number
-    readonly summary: ListNewSummary | null
-  } | null
+  readonly maxItems: number | undefined
+  readonly check: StateCheck
 }
 
-/** A state file that this command did not write, or that does not fit this command line: exit status 1. */
-class StateError extends Error {
-  override readonly name = 'StateError'
+/** `export --out FILE|- [--checkpoint CFILE [--previous-checkpoint FILE]...] [--shard I/N] [--concurrency N] [--max-items N]` */
+export async function exportMessages(context: ExportContext): Promise<void> {
+  const { values, command, client } = context
+  // Every usage error first, before any file is looked at.
+  const outText = requiredOption(values, 'out', command)
+  const checkpointText = stringOption(values, 'checkpoint')
+  const previousText = listOption(values, 'previous-checkpoint')
+  const shard = shardOption(values, MAX_SHARDS, command)
+  const concurrency = integerOption(values, 'concurrency', 1, MAX_CONCURRENCY, command)
+  const maxItems = integerOption(values, 'max-items', 1, Number.MAX_SAFE_INTEGER, command)
+  if (previousText.length > 0 && checkpointText === undefined) {
+    throw new UsageError('--previous-checkpoint needs --checkpoint CFILE: the new checkpoint file the previous ones start', command)
+  }
+  const checkpointFile = checkpointText === undefined ? undefined : resolve(checkpointText)
+  const previous = previousText.map((path) => resolve(path))
+  if (checkpointFile !== undefined && outText !== '-' && resolve(outText) === checkpointFile) {
+    throw new UsageError('--out and --checkpoint must be different files', command)
+  }
+  if (checkpointFile !== undefined && previous.includes(checkpointFile)) {
+    throw new UsageError('--previous-checkpoint names the --checkpoint file: give the new shard count new checkpoint files', command)
+  }
+  const target = await outputTarget(outText)
+  if (checkpointFile !== undefined) await directoryOf(checkpointFile, 'the checkpoint file')
+  const params: Params = { limit: 100, ...(concurrency === undefined ? {} : { concurrency }), ...(shard === undefined ? {} : { shard }) }
+  const run: Run = {
+    context,
+    target,
+    params,
+    where: `${client.baseUrl}${shard === undefined ? '' : ` (shard ${shard.index} of ${shard.count})`}`,
+    shard: shard === undefined ? null : `${shard.index}/${shard.count}`,
+    maxItems,
+    check: { service: { baseUrl: client.baseUrl, keyId: client.keyId }, settings: context.settings, note: context.note },
+  }
+  if (checkpointFile !== undefined) await newSinceCheckpoint(run, checkpointFile, previous)
+  else if (target.kind === 'file' && target.resumable) await fullExport(run, target)
+  else await fullExportToStream(run)
 }
 
-const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-
-async function readJson(path: string, what: string): Promise<Record<string, unknown> | undefined> {
-  const text = await readIfExists(path)
-  if (text === undefined) return undefined
+/** Runs `body` holding the lock `path` of `files`; releases it after. */
+async function withLock(run: Run, path: string, files: string, body: (lock: HeldLock) => Promise<void>): Promise<void> {
+  const lock = await takeLock(path, files, run.context.note)
   try {
-    const value: unknown = JSON.parse(text)
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>
-  } catch {
-    // reported below
+    await body(lock)
+  } finally {
+    await lock.release()
   }
-  throw new StateError(`${path} is not ${what}`)
 }
 
-async function readCursorState(path: string, shard: ShardText): Promise<CursorState | undefined> {
-  const state = await readJson(path, 'a cursor file of chat-service export; delete it to start a new export')
-  if (state === undefined) return undefined
-  if (state['version'] !== 1 || typeof state['cursor'] !== 'string' || !isCount(state['bytes']) || !isCount(state['done'])) {
-    throw new StateError(`${path} is not a cursor file of chat-service export; delete it to start a new export`)
-  }
-  const saved = (state['shard'] as ShardText | undefined) ?? null
-  if (saved !== shard) {
-    throw new StateError(
-      `${path} is an unfinished export of ${saved === null ? 'all shards' : `shard ${saved}`}, not ${shard === null ? 'all shards' : `shard ${shard}`}: ` +
-        `finish it with ${saved === null ? 'no --shard' : `--shard ${saved}`}, or delete ${path} to start a new export`,
-    )
-  }
-  return state as unknown as CursorState
-}
-
-async function readCheckpointState(path: string, shard: ShardText): Promise<CheckpointState | undefined> {
-  const what = 'a checkpoint file of chat-service export --checkpoint'
-  const state = await readJson(path, what)
-  if (state === undefined) return undefined
-  const run = state['run'] as Partial<RunState> | null | undefined
-  const checkpoint = state['checkpoint']
-  if (
-    state['version'] !== 1 ||
-    checkpoint === null ||
-    typeof checkpoint !== 'object' ||
-    (run != null && (typeof run.out !== 'string' || !isCount(run.bytes) || !isCount(run.written)))
-  ) {
-    throw new StateError(`${path} is not ${what}`)
-  }
-  const saved = (state['shard'] as ShardText | undefined) ?? null
-  if (saved !== shard) {
-    throw new StateError(
-      `${path} holds the checkpoint of ${saved === null ? 'a whole export' : `shard ${saved}`}, and this run is ${shard === null ? 'a whole export' : `shard ${shard}`}: ` +
-        `keep the same --shard from run to run, each shard with its own checkpoint file`,
-    )
-  }
-  return {
-    version: 1,
-    shard: saved,
-    checkpoint: checkpoint as MessagesCheckpoint,
-    run: (run as RunState | null | undefined) ?? null,
-    last: (state['last'] as CheckpointState['last']) ?? null,
-  }
+/**
+ * The SDK refused a cursor or checkpoint read from `path` (nothing sent): exit 1, saying so, with
+ * where the settings came from when what it refused is the service the checkpoint names.
+ */
+function refusedState(run: Run, error: unknown, path: string, what: string): unknown {
+  if (!(error instanceof RequestValidationError)) return error
+  const service = error.issues.some((issue) => issue.path.includes('service'))
+  return new StateError(`${path} holds ${what} the SDK refuses: ${error.message}${service ? `\n${run.check.settings()}` : ''}`, {
+    cause: error,
+  })
 }
 
 /**
  * Cuts `path` back to `bytes`: the lines a crash left past the saved point. Throws when it is
  * shorter than that (lines the state counts as written are gone).
  */
-async function cutBack(path: string, bytes: number, stateFile: string, context: CommandContext): Promise<void> {
-  const size = await sizeOf(path)
+async function cutBack(run: Run, lock: HeldLock, path: string, bytes: number, stateFile: string): Promise<void> {
+  const size = await onFile('read', path, 'the output of the unfinished run', () => sizeOf(path))
   if (size === undefined || size < bytes) {
     throw new StateError(
       `${stateFile} says ${path} holds ${bytes} bytes written by an unfinished export, but it holds ${size ?? 'nothing'}: ` +
@@ -162,78 +162,69 @@ async function cutBack(path: string, bytes: number, stateFile: string, context: 
     )
   }
   if (size > bytes) {
-    context.note(`cutting ${path} back from ${size} to ${bytes} bytes: the lines past the saved point are written again`)
-    await truncate(path, bytes)
+    await lock.check()
+    run.context.note(`cutting ${path} back from ${size} to ${bytes} bytes: the lines past the saved point are written again`)
+    await onFile('cut back', path, 'the output', () => truncate(path, bytes))
   }
 }
 
-/** The output file being written, with its byte count. */
-class Output {
-  readonly path: string
-  readonly #handle: FileHandle
-  readonly #stream: WriteStream
-  /** Bytes of the file: what it held when opened, plus every line written since. */
-  bytes: number
+/** How a loop over messages ended. `local`: a file or the lock failed, so nothing more may be written or saved. */
+type Ending =
+  | { readonly kind: 'complete' | 'stopped' | 'max-items' | 'gone' }
+  | { readonly kind: 'failed'; readonly error: unknown; readonly local: boolean }
 
-  private constructor(path: string, handle: FileHandle, bytes: number) {
-    this.path = path
-    this.#handle = handle
-    this.#stream = handle.createWriteStream() // closes the file when it ends
-    this.bytes = bytes
-  }
-
-  /** Opens `path` to append (`'a'`), or to write anew (`'w'`). */
-  static async open(path: string, flags: 'a' | 'w'): Promise<Output> {
-    const handle = await open(path, flags)
-    const bytes = flags === 'w' ? 0 : (await handle.stat()).size
-    return new Output(path, handle, bytes)
-  }
-
-  async line(message: Message): Promise<void> {
-    const text = `${JSON.stringify(message)}\n`
-    this.bytes += Buffer.byteLength(text)
-    if (!this.#stream.write(text)) await once(this.#stream, 'drain')
-  }
-
-  /** Resolves once every line written so far is on disk. */
-  flush(): Promise<void> {
-    return flushToDisk(this.#stream, this.#handle)
-  }
-
-  async close(): Promise<void> {
-    await this.flush()
-    this.#stream.end()
-    await once(this.#stream, 'finish')
-  }
+/** Why the run's signal fired: a signal, stdout's reader gone (EPIPE), or stdout failing (a full disk under `> file`). */
+function aborted(context: ExportContext): Ending {
+  if (context.stoppedBy() !== undefined || !context.out.gone.aborted) return { kind: 'stopped' }
+  const { error } = context.out
+  return error === undefined
+    ? { kind: 'gone' }
+    : { kind: 'failed', error: new FileError('write', 'stdout', 'the output', error), local: true }
 }
 
-/** How a loop over messages ended. */
-type Ending = { kind: 'complete' } | { kind: 'stopped' } | { kind: 'max-items' } | { kind: 'failed'; error: unknown }
+/** What an error that ended the loop means. */
+function endingOf(context: ExportContext, error: unknown): Ending {
+  if (error instanceof ReaderGone) return { kind: 'gone' }
+  if (error instanceof FileError || error instanceof LockLostError) return { kind: 'failed', error, local: true }
+  // The run's signal ends the iteration with APIUserAbortError: our own stop (a signal, or stdout gone).
+  if (context.signal.aborted && error instanceof APIUserAbortError) return aborted(context)
+  return { kind: 'failed', error, local: false }
+}
+
+/** Runs `step` (a last flush and save); a failure becomes the ending. */
+async function lastly(context: ExportContext, ending: Ending, step: () => Promise<void>): Promise<Ending> {
+  if (ending.kind === 'gone' || (ending.kind === 'failed' && ending.local)) return ending
+  try {
+    await step()
+    return ending
+  } catch (error) {
+    return endingOf(context, error)
+  }
+}
 
 /**
- * Writes every message of `messages` to `output`, saving state (`save`, given the bytes written)
- * about once a second once the lines are on disk, until the end, a signal, `--max-items` or a
- * failure; then flushes and closes the output. Never throws for an error of the iteration: it is
- * the `failed` ending.
+ * Writes every message of `messages` to `output`, saving state (`save`) about once a second,
+ * until the end, a signal, `--max-items`, the reader going away or a failure. Never throws: a
+ * failure is the `failed` ending.
  */
 async function pump(
-  context: ExportContext,
+  run: Run,
   messages: AsyncIterable<Message>,
   output: Output,
-  maxItems: number | undefined,
   view: ProgressView,
   progress: () => { done: number; total: number | undefined },
-  save: () => Promise<void>,
+  save: (() => Promise<void>) | undefined,
 ): Promise<Ending> {
+  const { context, maxItems } = run
   let ending: Ending = { kind: 'complete' }
   let written = 0
   let lastSave = performance.now()
   try {
     for await (const message of messages) {
-      await output.line(message)
+      await output.line(`${JSON.stringify(message)}\n`)
       written++
       if (context.signal.aborted) {
-        ending = { kind: 'stopped' }
+        ending = aborted(context)
         break
       }
       if (written === maxItems) {
@@ -241,15 +232,14 @@ async function pump(
         break
       }
       view.update(progress())
-      if (performance.now() - lastSave >= SAVE_EVERY_MS) {
+      if (save !== undefined && performance.now() - lastSave >= SAVE_EVERY_MS) {
         // Taken after this line, saved once it is on disk: the output never lacks a line the state says is written.
         await save()
         lastSave = performance.now()
       }
     }
   } catch (error) {
-    // The run's signal ends the iteration with APIUserAbortError: that is our own stop.
-    ending = context.signal.aborted && error instanceof APIUserAbortError ? { kind: 'stopped' } : { kind: 'failed', error }
+    ending = endingOf(context, error)
   } finally {
     view.update(progress()) // where it ended, not where the last redraw was
     view.stop()
@@ -257,163 +247,245 @@ async function pump(
   return ending
 }
 
-/** The message and exit of a run that did not finish; throws for a failure. */
-function reportUnfinished(context: ExportContext, ending: Ending, done: number, stateFile: string): void {
-  const again = `run the same command again to go on (from ${stateFile})`
-  if (ending.kind === 'failed') {
-    const reason = ending.error instanceof Error ? ending.error.message : String(ending.error)
-    throw new Error(`export failed after ${done} messages: ${reason}\n${again}`, { cause: ending.error })
-  }
-  if (ending.kind === 'max-items') context.note(`stopped after ${done} messages (--max-items); ${again}`)
-  else context.note(`stopped by ${context.stoppedBy() ?? 'a signal'} after ${done} messages; ${again}`)
-}
-
-/** `export --out FILE [--checkpoint CFILE] [--shard I/N] [--concurrency N] [--max-items N]` */
-export async function exportMessages(context: ExportContext): Promise<void> {
-  const { values, command } = context
-  const out = resolve(requiredOption(values, 'out', command))
-  const checkpointFile = stringOption(values, 'checkpoint')
-  const shard = shardOption(values, MAX_SHARDS, command)
-  const concurrency = integerOption(values, 'concurrency', 1, Number.MAX_SAFE_INTEGER, command)
-  const maxItems = integerOption(values, 'max-items', 1, Number.MAX_SAFE_INTEGER, command)
-  if (checkpointFile !== undefined && resolve(checkpointFile) === out)
-    throw new UsageError('--out and --checkpoint must be different files', command)
-  const shardText: ShardText = shard === undefined ? null : `${shard.index}/${shard.count}`
-  const params = { limit: 100, ...(concurrency === undefined ? {} : { concurrency }), ...(shard === undefined ? {} : { shard }) }
-  const where = `${context.client.baseUrl}${shard === undefined ? '' : ` (shard ${shard.index} of ${shard.count})`}`
-  if (checkpointFile === undefined) await fullExport(context, out, params, where, shardText, maxItems)
-  else await newSinceCheckpoint(context, out, resolve(checkpointFile), params, where, shardText, maxItems)
-}
-
-type Params = { limit: number; concurrency?: number; shard?: { index: number; count: number } }
-
-async function withLock(stateFile: string, run: () => Promise<void>): Promise<void> {
-  const lock: Lock = await takeLock(`${stateFile}.lock`)
-  try {
-    await run()
-  } finally {
-    await lock.release()
-  }
-}
-
-/** Without --checkpoint: every message, resumable from `OUT.cursor`. */
-async function fullExport(
-  context: ExportContext,
-  out: string,
-  params: Params,
-  where: string,
-  shard: ShardText,
-  maxItems: number | undefined,
-): Promise<void> {
-  const cursorFile = `${out}.cursor`
-  await withLock(cursorFile, async () => {
-    const saved = await readCursorState(cursorFile, shard)
-    if (saved !== undefined) await cutBack(out, saved.bytes, cursorFile, context)
-    const all = context.client.conversations.messages.listAll(saved === undefined ? params : { ...params, cursor: saved.cursor }, {
-      signal: context.signal,
-    })
-    const output = await Output.open(out, saved === undefined ? 'w' : 'a')
-    context.note(`exporting every message from ${where}`)
-    context.note(
-      saved === undefined
-        ? `to ${out} (a new export; where it stands is saved in ${cursorFile})`
-        : `to ${out}, resuming after message ${saved.done} (from ${cursorFile})`,
-    )
-    const state = (): CursorState => ({ version: 1, cursor: all.cursor(), bytes: output.bytes, done: all.progress.done, shard })
-    const save = async (): Promise<void> => {
-      const at = state()
-      await output.flush()
-      await replaceFile(cursorFile, `${JSON.stringify(at)}\n`)
-    }
-    const view = progressView(context.progress, saved?.done ?? 0)
-    const ending = await pump(context, all, output, maxItems, view, () => all.progress, save)
-    await output.close()
-    const { done, total } = all.progress
-    if (ending.kind === 'failed' && ending.error instanceof StaleCursorError) {
-      // Saving again would only fail again: the data moved under the cursor.
-      throw new StateError(
-        `cannot resume the export from ${cursorFile}: ${ending.error.message}\n` +
-          `delete ${cursorFile} to start a new export (or use --checkpoint, which follows every conversation on its own)`,
-        { cause: ending.error },
-      )
-    }
-    if (ending.kind !== 'complete') {
-      await replaceFile(cursorFile, `${JSON.stringify(state())}\n`)
-      reportUnfinished(context, ending, done, cursorFile)
+/**
+ * Says how a run that did not finish ended; throws for a failure (exit 1). `resume` says how the
+ * next run goes on, or that it cannot (a stream).
+ */
+function reportUnfinished(context: ExportContext, ending: Ending, done: number, resume: string): void {
+  switch (ending.kind) {
+    case 'complete':
+    case 'gone':
       return
+    case 'max-items':
+      context.note(`stopped after ${done} messages (--max-items); ${resume}`)
+      return
+    case 'stopped':
+      context.note(`stopped by ${context.stoppedBy() ?? 'a signal'} after ${done} messages; ${resume}`)
+      return
+    case 'failed': {
+      const { error } = ending
+      if (error instanceof LockLostError) throw error
+      if (error instanceof FileError)
+        throw new Error(`${error.message}\n${error.noRoom ? `once there is room, ${resume}` : resume}`, { cause: error })
+      const reason = error instanceof Error ? error.message : String(error)
+      throw new Error(`export failed after ${done} messages: ${reason}\n${resume}`, { cause: error })
     }
-    await rm(cursorFile, { force: true })
-    for (const { parent, yielded } of all.skipped) {
-      context.note(`conversation ${parent.id} vanished during the export (${yielded} of its messages exported)`)
+  }
+}
+
+/** Without --checkpoint, into a regular file: every message, resumable from `OUT.cursor`. */
+async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): Promise<void> {
+  const { context, params, shard, check } = run
+  const out = target.path
+  const cursorFile = `${out}.cursor`
+  const role = `the cursor file of ${out}`
+  await withLock(run, `${cursorFile}.lock`, out, async (lock) => {
+    const saved = await readCursorState(cursorFile, shard, check)
+    let all
+    try {
+      all = context.client.conversations.messages.listAll(saved === undefined ? params : { ...params, cursor: saved.cursor }, {
+        signal: context.signal,
+      })
+    } catch (error) {
+      throw refusedState(run, error, cursorFile, 'a cursor')
     }
-    context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}`)
+    // Nothing has changed up to here: every refusal is above.
+    if (saved !== undefined) await cutBack(run, lock, out, saved.bytes, cursorFile)
+    await lock.check()
+    const output = await openFileOutput(target, saved === undefined ? 'w' : 'a', () => lock.check())
+    stopPoint('export:ready')
+    try {
+      context.note(`exporting every message from ${run.where}`)
+      context.note(
+        saved === undefined
+          ? `to ${out} (a new export; where it stands is saved in ${cursorFile})`
+          : `to ${out}, resuming after message ${saved.done} (from ${cursorFile})`,
+      )
+      let savedDone = saved?.done ?? 0
+      const save = async (): Promise<void> => {
+        const at: CursorState = {
+          version: 1,
+          cursor: all.cursor(),
+          bytes: output.bytes,
+          done: all.progress.done,
+          shard,
+          service: check.service,
+        }
+        await output.flush()
+        await lock.check()
+        await replaceFile(cursorFile, `${JSON.stringify(at)}\n`, role)
+        savedDone = at.done
+      }
+      const view = progressView(context.progress, saved?.done ?? 0)
+      let ending = await pump(run, all, output, view, () => all.progress, save)
+      if (ending.kind === 'failed' && ending.error instanceof StaleCursorError) {
+        // Saving again would only fail again: the data moved under the cursor.
+        throw new StateError(
+          `cannot resume the export from ${cursorFile}: ${ending.error.message}\n` +
+            `delete ${cursorFile} to start a new export (or use --checkpoint, which follows every conversation on its own)`,
+          { cause: ending.error },
+        )
+      }
+      if (ending.kind === 'complete') {
+        ending = await lastly(context, ending, async () => {
+          await output.flush()
+          await lock.check()
+          await onFile('remove', cursorFile, role, () => rm(cursorFile, { force: true }))
+        })
+      } else {
+        ending = await lastly(context, ending, save)
+      }
+      const { done, total } = all.progress
+      if (ending.kind !== 'complete') {
+        reportUnfinished(
+          context,
+          ending,
+          ending.kind === 'failed' ? savedDone : done,
+          `run the same command again to go on (after message ${savedDone}, from ${cursorFile})`,
+        )
+        return
+      }
+      for (const { parent, yielded } of all.skipped) {
+        context.note(`conversation ${parent.id} vanished during the export (${yielded} of its messages exported)`)
+      }
+      context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}`)
+    } finally {
+      await output.close()
+    }
   })
 }
 
-/** With --checkpoint: only what is new since CFILE, appended to OUT; CFILE updated. */
-async function newSinceCheckpoint(
-  context: ExportContext,
-  out: string,
-  checkpointFile: string,
-  params: Params,
-  where: string,
-  shard: ShardText,
-  maxItems: number | undefined,
-): Promise<void> {
-  await withLock(checkpointFile, async () => {
-    const saved = await readCheckpointState(checkpointFile, shard)
-    const unfinished = saved?.run ?? null
-    if (unfinished !== null) {
-      await cutBack(unfinished.out, unfinished.bytes, checkpointFile, context)
-      if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
-    }
-    const changes = context.client.conversations.messages.listNew(
-      saved === undefined ? params : { ...params, checkpoint: saved.checkpoint },
-      {
-        signal: context.signal,
-      },
-    )
-    const output = await Output.open(out, 'a')
-    const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
-    const state = (run: RunState | null, last: CheckpointState['last']): CheckpointState => ({
-      version: 1,
-      shard,
-      checkpoint: changes.checkpoint(),
-      run,
-      last,
-    })
-    const running = (): RunState => ({ out, bytes: output.bytes, written: resumed + changes.progress.done })
-    const save = async (): Promise<void> => {
-      const at = state(running(), saved?.last ?? null)
-      await output.flush()
-      await replaceFile(checkpointFile, `${JSON.stringify(at)}\n`)
-    }
-    // Before the first line: a crash from here on is cut back to this length.
-    await save()
-    context.note(
-      saved === undefined
-        ? `exporting every message from ${where} (no ${checkpointFile} yet: this first run writes it)`
-        : `exporting the messages added since ${checkpointFile} from ${where}`,
-    )
-    context.note(
-      unfinished === null
-        ? `appending to ${out}`
-        : `appending to ${out}, resuming an unfinished run${resumed > 0 ? ` after its ${resumed} messages` : ''}`,
-    )
+/** Opens the stream `target` (stdout, or a file that is not a regular one). */
+async function openStream(run: Run): Promise<Output> {
+  const { target } = run
+  return target.kind === 'stdout' ? stdoutOutput(run.context.out) : openFileOutput(target, 'a', () => Promise.resolve())
+}
+
+/** Without --checkpoint, into stdout or another stream: every message, not resumable. */
+async function fullExportToStream(run: Run): Promise<void> {
+  const { context, params } = run
+  const all = context.client.conversations.messages.listAll(params, { signal: context.signal })
+  const output = await openStream(run)
+  try {
+    const name = targetName(run.target)
+    context.note(`exporting every message from ${run.where}`)
+    context.note(`to ${name}, which is not resumable: an interrupted export starts over (give --out a regular file to resume)`)
     const view = progressView(context.progress, 0)
-    const ending = await pump(context, changes, output, maxItems, view, () => changes.progress, save)
-    await output.close()
-    const written = changes.progress.done
+    let ending = await pump(run, all, output, view, () => all.progress, undefined)
+    ending = await lastly(context, ending, () => output.flush())
+    const { done, total } = all.progress
     if (ending.kind !== 'complete') {
-      await replaceFile(checkpointFile, `${JSON.stringify(state(running(), saved?.last ?? null))}\n`)
-      reportUnfinished(context, ending, resumed + written, checkpointFile)
+      reportUnfinished(context, ending, done, `${name} is not resumable: nothing is saved`)
       return
     }
-    const summary = changes.summary ?? null
-    const finished = state(null, { finishedAt: new Date().toISOString(), out, written: resumed + written, summary })
-    await replaceFile(checkpointFile, `${JSON.stringify(finished)}\n`)
-    context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}`)
-    if (summary !== null) reportSummary(context, summary)
+    context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${name}`)
+  } finally {
+    await output.close()
+  }
+}
+
+/** With --checkpoint: only what is new since CFILE (or the previous checkpoints), appended to OUT; CFILE updated. */
+async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: readonly string[]): Promise<void> {
+  const { context, params, shard, check, target } = run
+  const role = 'the checkpoint file'
+  const out = targetName(target)
+  await withLock(run, `${checkpointFile}.lock`, `${checkpointFile} and its output`, async (lock) => {
+    const saved = await readCheckpointState(checkpointFile, shard, check)
+    let start: MessagesCheckpoint | MessagesCheckpoint[] | undefined = saved?.checkpoint
+    if (saved === undefined && previous.length > 0) {
+      start = await readPreviousCheckpoints(previous, check)
+    } else if (previous.length > 0) {
+      context.note(`${checkpointFile} exists: this run goes on from it, and the --previous-checkpoint files are not read`)
+    }
+    let changes
+    try {
+      changes = context.client.conversations.messages.listNew(start === undefined ? params : { ...params, checkpoint: start }, {
+        signal: context.signal,
+      })
+    } catch (error) {
+      throw refusedState(run, error, saved === undefined ? `--previous-checkpoint ${previous.join(' ')}` : checkpointFile, 'a checkpoint')
+    }
+    // Nothing has changed up to here: every refusal is above.
+    const unfinished = saved?.run ?? null
+    if (unfinished !== null) {
+      await cutBack(run, lock, unfinished.out, unfinished.bytes, checkpointFile)
+      if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
+    }
+    const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
+      version: 1,
+      shard,
+      service: check.service,
+      checkpoint: changes.checkpoint(),
+      run: runState,
+      last,
+    })
+    const resumable = target.kind === 'file' && target.resumable
+    await lock.check()
+    const output = resumable ? await openFileOutput(target, 'a', () => lock.check()) : await openStream(run)
+    stopPoint('export:ready')
+    try {
+      const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
+      const running = (): RunState => ({ out, bytes: output.bytes, written: resumed + changes.progress.done })
+      let savedWritten = resumed
+      const save = async (): Promise<void> => {
+        const at = state(running(), saved?.last ?? null)
+        await output.flush()
+        await lock.check()
+        await replaceFile(checkpointFile, `${JSON.stringify(at)}\n`, role)
+        savedWritten = at.run?.written ?? savedWritten
+      }
+      // Before the first line: a crash from here on is cut back to this length.
+      if (resumable) await save()
+      context.note(
+        saved !== undefined
+          ? `exporting the messages added since ${checkpointFile} from ${run.where}`
+          : start !== undefined
+            ? `exporting the messages added since the previous checkpoints (${previous.join(', ')}) from ${run.where}; ${checkpointFile} is new`
+            : `exporting every message from ${run.where} (no ${checkpointFile} yet: this first run writes it)`,
+      )
+      context.note(
+        !resumable
+          ? `to ${out}, which is not resumable: ${checkpointFile} is updated only when this run finishes, so an interrupted run's messages are sent again by the next`
+          : unfinished === null
+            ? `appending to ${out}`
+            : `appending to ${out}, resuming an unfinished run${resumed > 0 ? ` after its ${resumed} messages` : ''}`,
+      )
+      const view = progressView(context.progress, 0)
+      let ending = await pump(run, changes, output, view, () => changes.progress, resumable ? save : undefined)
+      const written = changes.progress.done
+      const summary = changes.summary ?? null
+      if (ending.kind === 'complete') {
+        ending = await lastly(context, ending, async () => {
+          await output.flush()
+          await lock.check()
+          const finished = state(null, { finishedAt: new Date().toISOString(), out, written: resumed + written, summary })
+          await replaceFile(checkpointFile, `${JSON.stringify(finished)}\n`, role)
+        })
+      } else {
+        ending = await lastly(context, ending, resumable ? save : () => output.flush())
+      }
+      if (ending.kind !== 'complete') {
+        if (!resumable) {
+          if (ending.kind === 'gone')
+            context.note(
+              `the reader of ${out} went away after ${written} messages; ${checkpointFile} is not updated (the next run sends them again)`,
+            )
+          reportUnfinished(context, ending, written, `${checkpointFile} is not updated: the next run sends this run's messages again`)
+          return
+        }
+        reportUnfinished(
+          context,
+          ending,
+          ending.kind === 'failed' ? savedWritten : resumed + written,
+          `run the same command again to go on (after message ${savedWritten}, from ${checkpointFile})`,
+        )
+        return
+      }
+      context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}`)
+      if (summary !== null) reportSummary(context, summary)
+    } finally {
+      await output.close()
+    }
   })
 }
 

@@ -1,18 +1,73 @@
 /**
  * Durable files for the export: atomic replacement (a crash leaves the old file or the new one,
- * never half of one), flushing lines to disk before the state that counts them, and a lock that
- * keeps two exports from writing the same files (an overlapping cron run).
+ * never half of one), publication of a complete file under a name only if that name is free
+ * (the lock's building block), and {@link FileError}, the one way a failed file operation is told:
+ * which file, what it is for, what was being done, and the errno (`no space left on device
+ * (ENOSPC)`), never a stack.
  *
  * @module
  */
-import type { WriteStream } from 'node:fs'
-import { open, readFile, rename, rm, stat, utimes, type FileHandle } from 'node:fs/promises'
-import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { link, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 /** The error code of a failed file operation (`ENOENT`), if it has one. */
-function codeOf(error: unknown): unknown {
-  return (error as { code?: unknown } | null)?.code
+export function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** Codes that mean "no room": the disk, the quota, or the file system's inode table is full. */
+const NO_ROOM = new Set(['ENOSPC', 'EDQUOT', 'EFBIG'])
+
+/**
+ * A file operation that failed, said for the person running the command: `cannot write
+ * /data/x.jsonl (the output): no space left on device (ENOSPC)`. Exit status 1.
+ */
+export class FileError extends Error {
+  override readonly name = 'FileError'
+  /** The file the operation was on. */
+  readonly path: string
+  /** The errno code (`ENOSPC`), when the system gave one. */
+  readonly code: string | undefined
+
+  /**
+   * @param action - What was being done, as a verb phrase: `write`, `create`, `read`.
+   * @param path - The file.
+   * @param role - What the file is to the command (`the output`, `the cursor file of /data/x.jsonl`).
+   */
+  constructor(action: string, path: string, role: string, cause: unknown) {
+    super(`cannot ${action} ${path} (${role}): ${describeSystemError(cause)}`, { cause })
+    this.path = path
+    this.code = codeOf(cause)
+  }
+
+  /** Whether the disk (or the quota, or the inode table) is full: room made, the same command goes on. */
+  get noRoom(): boolean {
+    return this.code !== undefined && NO_ROOM.has(this.code)
+  }
+}
+
+/**
+ * `no space left on device (ENOSPC)` from a Node.js system error (whose own message is
+ * `ENOSPC: no space left on device, write`); the plain message for anything else.
+ */
+export function describeSystemError(error: unknown): string {
+  const code = codeOf(error)
+  const message = error instanceof Error ? error.message : String(error)
+  if (code === undefined) return message
+  const described = new RegExp(`^${code}: ([^,]+)`).exec(message)?.[1]
+  return described === undefined ? `${message} (${code})` : `${described} (${code})`
+}
+
+/** Runs `operation`; a system error (one with an errno code) becomes a {@link FileError} for `path`, anything else passes. */
+export async function onFile<T>(action: string, path: string, role: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation()
+  } catch (error) {
+    if (error instanceof FileError || codeOf(error) === undefined) throw error
+    throw new FileError(action, path, role, error)
+  }
 }
 
 /** The size of the file at `path` in bytes, or `undefined` when there is none. */
@@ -35,122 +90,104 @@ export async function readIfExists(path: string): Promise<string | undefined> {
   }
 }
 
-/** Makes a rename or a new file in the directory of `path` durable (where a directory can be opened: not on Windows). */
+/** Makes a rename or a new name in the directory of `path` durable (where a directory can be opened: not on Windows). */
 async function syncDirectory(path: string): Promise<void> {
   const directory = await open(dirname(path), 'r').catch(() => undefined)
   await directory?.sync().catch(() => undefined)
   await directory?.close()
 }
 
-/**
- * Replaces the file at `path` with `text` in one step: written to `path.tmp`, fsynced, renamed
- * over `path`, and the rename made durable. A crash leaves the old file or the new one.
- */
-export async function replaceFile(path: string, text: string): Promise<void> {
-  const temporary = `${path}.tmp`
-  const file = await open(temporary, 'w')
+/** A name beside `path` that no other process uses: `path.<random>.<suffix>`. */
+export function uniqueSibling(path: string, suffix: string): string {
+  return `${path}.${randomBytes(6).toString('hex')}.${suffix}`
+}
+
+/** Writes `text` to a new file at `path` (which must not exist) and fsyncs it; removes it when that fails. Returns it open. */
+async function writeNew(path: string, text: string): Promise<FileHandle> {
+  const file = await open(path, 'wx')
   try {
     await file.writeFile(text)
     await file.sync()
-  } finally {
-    await file.close()
-  }
-  await rename(temporary, path)
-  await syncDirectory(path)
-}
-
-/** Resolves once every line written to `out` so far is in the file (`handle`) and on disk. */
-export async function flushToDisk(out: WriteStream, handle: FileHandle): Promise<void> {
-  // Writes complete in order, so an empty write's callback runs after every earlier line is written.
-  await new Promise<void>((resolve, reject) => {
-    out.write('', (error) => {
-      if (error) reject(error)
-      else resolve()
-    })
-  })
-  await handle.sync()
-}
-
-/** What a lock file holds. */
-interface LockOwner {
-  readonly pid: number
-  readonly host: string
-  readonly since: string
-}
-
-/** How often a held lock is touched (ms), and after how long without a touch it is taken to be abandoned. */
-const LOCK_TOUCH_MS = 10_000
-const LOCK_STALE_MS = 60_000
-
-/** A held lock: release it when done. */
-export interface Lock {
-  release(): Promise<void>
-}
-
-/** Whether process `pid` runs on this machine (EPERM: it runs, as another user). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
+    return file
   } catch (error) {
-    return codeOf(error) === 'EPERM'
+    await file.close().catch(() => undefined)
+    await rm(path, { force: true }).catch(() => undefined)
+    throw error
   }
 }
 
 /**
- * Takes the lock `path` (a file made with O_EXCL), refreshed every 10 s while held. A lock left by
- * a process that is gone (same host, pid not running) or not refreshed for 60 s (another host, say
- * the pod of last night's CronJob, killed) is taken over.
- * @throws Error naming the holder when another export holds it.
+ * Replaces the file at `path` with `text` in one step: written to a temporary file of its own
+ * beside it, fsynced, renamed over `path`, and the rename made durable. A crash or a full disk
+ * leaves the old file or the new one, never a part of one; a failed write removes the temporary
+ * file. Errors are {@link FileError}s naming `path` and `role`.
  */
-export async function takeLock(path: string): Promise<Lock> {
-  const me: LockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
-  for (let attempt = 0; ; attempt++) {
+export async function replaceFile(path: string, text: string, role: string): Promise<void> {
+  const temporary = uniqueSibling(path, 'tmp')
+  await onFile('write', path, role, async () => {
+    const file = await writeNew(temporary, text)
+    await file.close()
     try {
-      const file = await open(path, 'wx')
-      try {
-        await file.writeFile(`${JSON.stringify(me)}\n`)
-      } finally {
-        await file.close()
-      }
-      break
+      await rename(temporary, path)
     } catch (error) {
-      if (codeOf(error) !== 'EEXIST' || attempt > 0) throw error
-      const text = await readIfExists(path)
-      const modified = await stat(path).then(
-        (s) => s.mtimeMs,
-        () => 0,
-      )
-      let owner: Partial<LockOwner> = {}
-      try {
-        owner = JSON.parse(text ?? '{}') as Partial<LockOwner>
-      } catch {
-        // A lock half written by a crash: its age decides.
-      }
-      // Same host: gone unless its process runs, and that process is not this one (a container
-      // restarted in its pod runs with the pid the killed one had).
-      const abandoned =
-        Date.now() - modified > LOCK_STALE_MS ||
-        (owner.host === me.host && typeof owner.pid === 'number' && (owner.pid === me.pid || !isRunning(owner.pid)))
-      if (!abandoned) {
-        throw new Error(
-          `another export is running on these files (pid ${String(owner.pid)} on ${String(owner.host)}, since ${String(owner.since)}; ` +
-            `lock ${path}); if it is not, delete the lock file`,
-          { cause: error },
-        )
-      }
-      await rm(path, { force: true })
+      await rm(temporary, { force: true }).catch(() => undefined)
+      throw error
     }
-  }
-  const timer = setInterval(() => {
-    const now = new Date()
-    void utimes(path, now, now).catch(() => undefined)
-  }, LOCK_TOUCH_MS)
-  timer.unref()
+    await syncDirectory(path)
+  })
+}
+
+/** A complete file, written beside where it is to be published, kept open (its times can be refreshed through it). */
+export interface Staged {
+  readonly path: string
+  readonly handle: FileHandle
+  /** Removes the staged name (the published ones stay); the file stays open. */
+  forget(): Promise<void>
+  /** Removes the staged name and closes the file. */
+  discard(): Promise<void>
+}
+
+/** Writes `text` to a new temporary file beside `target`, fsynced: ready to be published with {@link publish}. */
+export async function stage(target: string, text: string): Promise<Staged> {
+  const path = uniqueSibling(target, 'new')
+  const handle = await writeNew(path, text)
   return {
-    async release() {
-      clearInterval(timer)
-      await rm(path, { force: true })
+    path,
+    handle,
+    async forget() {
+      await rm(path, { force: true }).catch(() => undefined)
+    },
+    async discard() {
+      await rm(path, { force: true }).catch(() => undefined)
+      await handle.close().catch(() => undefined)
     },
   }
+}
+
+/**
+ * Publishes the staged file under `target` if no file has that name (a hard link: atomic, and
+ * the file is complete the moment it is seen). Returns `false` when `target` exists.
+ */
+export async function publish(staged: Staged, target: string): Promise<boolean> {
+  try {
+    await link(staged.path, target)
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') return false
+    throw error
+  }
+  await syncDirectory(target)
+  return true
+}
+
+/** Publishes the staged file under `target`, replacing whatever is there (a rename of a second name of it: atomic). */
+export async function publishOver(staged: Staged, target: string): Promise<void> {
+  const second = uniqueSibling(target, 'new')
+  await link(staged.path, second)
+  try {
+    await rename(second, target)
+  } catch (error) {
+    await rm(second, { force: true }).catch(() => undefined)
+    throw error
+  }
+  await syncDirectory(target)
 }

@@ -10,7 +10,7 @@ import type { Format } from './commands.ts'
 
 /** The parts of a writable stream (stdout) that {@link Stdout} uses. */
 export interface OutputStream {
-  write(chunk: string): boolean
+  write(chunk: string, callback?: (error?: Error | null) => void): boolean
   on(event: 'error', listener: (error: Error) => void): unknown
   once(event: 'drain' | 'close', listener: () => void): unknown
   /** `true` on a terminal. */
@@ -51,6 +51,21 @@ export class Stdout {
   /** Fires once nothing more can be written (the reader went away, or a write failed). */
   get gone(): AbortSignal {
     return this.#gone.signal
+  }
+
+  /** Resolves once everything written so far has been handed to the system (or nothing more can be written). */
+  async drained(): Promise<void> {
+    if (this.#gone.signal.aborted) return
+    const gone = this.#gone.signal
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        gone.removeEventListener('abort', done)
+        resolve()
+      }
+      // Writes complete in order: the callback of an empty write runs after every earlier one.
+      this.#stream.write('', done)
+      gone.addEventListener('abort', done, { once: true })
+    })
   }
 
   /** Writes `text`; resolves when the stream can take more (at once unless its buffer is full). */

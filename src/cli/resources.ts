@@ -141,13 +141,27 @@ async function usersFind(context: CommandContext): Promise<void> {
   await writeSingle(format, user, userRows(user), context.out)
 }
 
-/** `users update ID [--name N] [--email E] [--metadata JSON]` */
+/** `users update ID [--name N] [--email E] [--metadata JSON | --merge-metadata JSON]` */
 async function usersUpdate(context: CommandContext): Promise<void> {
   const { values, command } = context
   const [id] = context.positionals as [string]
   const name = stringOption(values, 'name')
   const email = stringOption(values, 'email')
   const metadata = metadataOption(values, command)
+  const merge = metadataOption(values, command, 'merge-metadata')
+  if (merge !== undefined) {
+    if (metadata !== undefined) {
+      throw new UsageError('--metadata replaces the metadata and --merge-metadata merges into it: give one of them', command)
+    }
+    if (name !== undefined || email !== undefined) {
+      throw new UsageError(
+        '--merge-metadata goes alone (a read, then a write of the metadata): change --name and --email in another run',
+        command,
+      )
+    }
+    await mergeMetadata(context, id, merge)
+    return
+  }
   // The params type asks for at least one field: each branch proves one is there.
   const fields: CustomerUserUpdateParams | undefined =
     name !== undefined
@@ -157,9 +171,40 @@ async function usersUpdate(context: CommandContext): Promise<void> {
         : metadata !== undefined
           ? { name, email, metadata }
           : undefined
-  if (fields === undefined) throw new UsageError(`${commandName(command)} needs at least one of --name, --email, --metadata`, command)
+  if (fields === undefined) {
+    throw new UsageError(`${commandName(command)} needs at least one of --name, --email, --metadata, --merge-metadata`, command)
+  }
   const format = singleFormat(context)
   const updated = await context.client.customerUsers.update(id, fields, { signal: context.signal })
+  await writeSingle(format, updated, userRows(updated), context.out)
+}
+
+/**
+ * `users update ID --merge-metadata JSON`: the SDK's `updateMetadata` (a strict read of the
+ * user's metadata by its external_id, then a write of the merged object), after paging through
+ * the users for ID's external_id (the service has no lookup by internal id).
+ */
+async function mergeMetadata(context: CommandContext, id: string, merge: Record<string, unknown>): Promise<void> {
+  const format = singleFormat(context)
+  const { customerUsers } = context.client
+  let externalId: string | undefined
+  for await (const user of customerUsers.list({ limit: MAX_LIMIT }, { signal: context.signal })) {
+    if (user.id !== id) continue
+    externalId = user.external_id
+    break // stops paging: nothing further is requested
+  }
+  if (externalId === undefined) throw new NotFound(`no customer user has the id ${JSON.stringify(id)}`)
+  if (externalId === '') {
+    throw new NotFound(
+      `the customer user ${id} has an empty external_id, by which --merge-metadata finds it again to read and write its metadata: use --metadata with the whole object`,
+    )
+  }
+  const updated = await customerUsers.updateMetadata(externalId, (current) => ({ ...current, ...merge }), { signal: context.signal })
+  if (updated === undefined) {
+    throw new NotFound(
+      `the customer user ${id} was not found again by its external_id ${JSON.stringify(externalId)} (changed meanwhile?): nothing was written`,
+    )
+  }
   await writeSingle(format, updated, userRows(updated), context.out)
 }
 

@@ -6,15 +6,24 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs'
-import { parseEnv } from 'node:util'
-import { APIUserAbortError, ChatServiceClient, ENVIRONMENT_VARIABLES, type Logger } from 'chat-service-sdk'
-import { stringOption, UsageError, type Invocation } from './args.ts'
+import {
+  APIConnectionError,
+  APIUserAbortError,
+  AuthenticationError,
+  ChatServiceClient,
+  ENVIRONMENT_VARIABLES,
+  PermissionDeniedError,
+  RequestValidationError,
+  type Logger,
+} from 'chat-service-sdk'
+import { UsageError, type Invocation } from './args.ts'
 import { commandName } from './commands.ts'
 import { exportMessages, type ExportContext } from './export.ts'
 import { EXIT, STOP_SIGNALS, usage, type CliProcess, type StopSignal } from './main.ts'
 import { Stdout } from './output.ts'
 import { RESOURCE_COMMANDS, type CommandContext } from './resources.ts'
+import { FileError } from './files.ts'
+import { ConfigurationError, describeBaseUrl, describeSettings, insecureHost, readSettings, sourceText, type Settings } from './settings.ts'
 
 /** Writes the SDK's log lines on stderr, never stdout (where the data goes). */
 function stderrLogger(stderr: CliProcess['stderr']): Logger {
@@ -26,42 +35,45 @@ function stderrLogger(stderr: CliProcess['stderr']): Logger {
   return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') }
 }
 
-/**
- * `--env-file FILE`: the `CHAT_SERVICE_*` variables of FILE (`KEY=value` lines, Node's `.env`
- * syntax), for those the environment does not already set (as Node's own `--env-file` does).
- * Other variables in it are left alone.
- */
-function loadEnvFile(path: string, env: NodeJS.ProcessEnv): void {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    const code = (error as { code?: unknown }).code
-    throw new Error(`cannot read --env-file ${path}: ${typeof code === 'string' ? code : String(error)}`, { cause: error })
-  }
-  for (const [name, value] of Object.entries(parseEnv(text))) {
-    if (name.startsWith('CHAT_SERVICE_') && env[name] === undefined) env[name] = value
-  }
-}
-
-/** A command that cannot start because its configuration is missing: exit status 1 with this message. */
-class ConfigurationError extends Error {
-  override readonly name = 'ConfigurationError'
-}
-
-/** The variables the command needs and the environment lacks, said for a person at a shell (the SDK's own message speaks of options). */
-function checkEnvironment(env: NodeJS.ProcessEnv, baseUrl: string | undefined): void {
+/** The variables the command needs and lacks, said for a person at a shell (the SDK's own message speaks of options). */
+function checkEnvironment(settings: Settings): void {
   const needed = [
-    ...(baseUrl === undefined ? [ENVIRONMENT_VARIABLES.baseUrl] : []),
-    ENVIRONMENT_VARIABLES.keyId,
-    ENVIRONMENT_VARIABLES.keySecret,
-  ]
-  const missing = needed.filter((name) => (env[name] ?? '') === '')
+    [ENVIRONMENT_VARIABLES.baseUrl, settings.baseUrl],
+    [ENVIRONMENT_VARIABLES.keyId, settings.keyId],
+    [ENVIRONMENT_VARIABLES.keySecret, settings.keySecret],
+  ] as const
+  const missing = needed.filter(([, setting]) => (setting.value ?? '') === '').map(([name]) => name)
   if (missing.length === 0) return
   throw new ConfigurationError(
     `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: set ${missing.length === 1 ? 'it' : 'them'} in the environment or in a file given with --env-file FILE` +
       `${missing.includes(ENVIRONMENT_VARIABLES.baseUrl) ? ' (or pass --base-url URL)' : ''}; the key pair is never read from a flag`,
   )
+}
+
+/**
+ * Plain http to a host that is not loopback: refused unless allowed (--allow-insecure-http,
+ * CHAT_SERVICE_ALLOW_INSECURE_HTTP=1), in the command's words; when allowed, a warning.
+ */
+function checkInsecureHttp(settings: Settings, note: (text: string) => void): void {
+  const host = insecureHost(settings.baseUrl.value)
+  if (host === undefined) return
+  const allowed = settings.allowInsecureHttp
+  if (!allowed.enabled) {
+    throw new ConfigurationError(
+      `refusing plain http to ${host}, which is not loopback: the key secret would cross the network in clear text. ` +
+        'Use https:, or, on a network you trust (a docker-compose network, a test), pass --allow-insecure-http or set CHAT_SERVICE_ALLOW_INSECURE_HTTP=1\n' +
+        describeBaseUrl(settings),
+    )
+  }
+  note(`warning: plain http to ${host} (allowed ${sourceText(allowed.source)}): the key secret crosses the network in clear text`)
+}
+
+/** Whether `error` (or what caused it) may come from a wrong setting: the service unreachable, or the key refused. */
+function dependsOnSettings(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof APIConnectionError || cause instanceof AuthenticationError || cause instanceof PermissionDeniedError) return true
+  }
+  return false
 }
 
 /** Runs the command of `invocation`; resolves with its exit status. */
@@ -84,40 +96,59 @@ export async function run(invocation: Extract<Invocation, { action: 'run' }>, io
     stop.abort()
   }
   out.gone.addEventListener('abort', onGone, { once: true })
+  // stderr itself may fail (a full disk under `2> file`): nowhere left to say it, and never a crash.
+  const ignore = (): void => undefined
+  io.stderr.on('error', ignore)
   let client: ChatServiceClient | undefined
+  let settings: Settings | undefined
   try {
-    const envFile = stringOption(values, 'env-file')
-    if (envFile !== undefined) loadEnvFile(envFile, io.env)
-    const baseUrl = stringOption(values, 'base-url')
-    checkEnvironment(io.env, baseUrl)
+    settings = readSettings(values, io.env)
+    checkEnvironment(settings)
+    checkInsecureHttp(settings, note)
     // The key pair comes from the environment (and --env-file), and only from there.
     client = new ChatServiceClient({
-      baseUrl: baseUrl ?? io.env[ENVIRONMENT_VARIABLES.baseUrl],
-      keyId: io.env[ENVIRONMENT_VARIABLES.keyId],
-      keySecret: io.env[ENVIRONMENT_VARIABLES.keySecret],
+      baseUrl: settings.baseUrl.value,
+      keyId: settings.keyId.value,
+      keySecret: settings.keySecret.value,
       logger: stderrLogger(io.stderr),
+      ...(settings.allowInsecureHttp.enabled ? { allowInsecureHttp: true } : {}),
     })
     const context: CommandContext = { client, command, positionals, values, out, note, signal: stop.signal }
     if (command.kind === 'export') {
-      const exportContext: ExportContext = { ...context, progress: io.stderr, stoppedBy: () => stoppedBy }
+      const described = settings
+      const exportContext: ExportContext = {
+        ...context,
+        progress: io.stderr,
+        stoppedBy: () => stoppedBy,
+        settings: () => describeSettings(described),
+      }
       await exportMessages(exportContext)
     } else {
       const runCommand = RESOURCE_COMMANDS[commandName(command)]
       if (runCommand === undefined) throw new Error(`no implementation of ${commandName(command)}`)
       await runCommand(context)
     }
-    if (out.error !== undefined) throw out.error
+    if (out.error !== undefined) throw new FileError('write', 'stdout', 'the output', out.error)
     return stoppedBy === undefined ? EXIT.ok : EXIT[stoppedBy]
   } catch (error) {
     if (error instanceof UsageError) return usage(error, io.stderr)
     if (stoppedBy !== undefined) return EXIT[stoppedBy]
     // Our own stop because stdout's reader went away (`| head`): what was wanted was written.
     if (out.gone.aborted && out.error === undefined && error instanceof APIUserAbortError) return EXIT.ok
-    note(error instanceof Error ? error.message : String(error))
+    // Arguments the SDK refuses (nothing sent) that the command's own checks let through: still a usage error.
+    if (client !== undefined && command.kind !== 'export' && error instanceof RequestValidationError) {
+      return usage(new UsageError(error.message, command), io.stderr)
+    }
+    const text = error instanceof Error ? error.message : String(error)
+    for (const line of text.split('\n')) note(line)
+    if (settings !== undefined && (dependsOnSettings(error) || (client === undefined && error instanceof RequestValidationError))) {
+      for (const line of describeSettings(settings).split('\n')) note(line)
+    }
     return EXIT.failure
   } finally {
     for (const [signal, listener] of listeners) io.off(signal, listener)
     out.gone.removeEventListener('abort', onGone)
+    io.stderr.removeListener('error', ignore)
     await client?.close()
   }
 }

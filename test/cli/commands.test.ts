@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
@@ -261,10 +262,55 @@ describe('users find and users update', () => {
     expect(fake.getCustomerUser(company, user?.id ?? '')?.metadata).toEqual({ plan: 'pro', version: 2 })
   })
 
+  it('users update ID --merge-metadata JSON: its top-level keys set in the stored metadata, the others kept (the SDK updateMetadata: read, then write)', async () => {
+    const user = fake.listCustomerUsers(company)[120]
+    const id = user?.id ?? ''
+    const stored = { locale: 'fr', preferences: { tone: 'formal' }, plan: 'free' }
+    expect((await cli(['users', 'update', id, '--metadata', JSON.stringify(stored)])).code).toBe(0)
+    const from = fake.requests.length
+    const ran = await cli(['users', 'update', id, '--merge-metadata', '{"plan":"pro","version":2}', '--format', 'json'])
+    expect(ran.code, ran.stderr).toBe(0)
+    const merged = { locale: 'fr', preferences: { tone: 'formal' }, plan: 'pro', version: 2 }
+    expect(fake.getCustomerUser(company, id)?.metadata).toEqual(merged)
+    expect(JSON.parse(ran.stdout)).toEqual(expect.objectContaining({ id, metadata: merged }))
+    // Its external_id found by paging to it, its metadata read by external_id, then one PUT of the merged object.
+    expect(requestsSince(from)).toEqual([
+      'GET /rest/v1/customer-users?limit=100&page=1',
+      'GET /rest/v1/customer-users?limit=100&page=2',
+      'GET /rest/v1/customer-users?limit=100&page=1',
+      `PUT /rest/v1/customer-users/${id}`,
+    ])
+    expect(fake.requests[from + 2]?.body).toMatchObject({ external_id: user?.external_id })
+    expect(fake.requests.at(-1)?.body).toMatchObject({ metadata: merged })
+  })
+
+  it('users update ID --metadata replaces the whole metadata, and the help says which flag does which', async () => {
+    const id = fake.listCustomerUsers(company)[121]?.id ?? ''
+    await cli(['users', 'update', id, '--metadata', '{"locale":"fr","plan":"free"}'])
+    expect((await cli(['users', 'update', id, '--metadata', '{"plan":"pro"}'])).code).toBe(0)
+    expect(fake.getCustomerUser(company, id)?.metadata).toEqual({ plan: 'pro' })
+    const help = await cli(['users', 'update', '--help'])
+    expect(help.stdout).toMatch(/--metadata JSON\s+REPLACE the metadata/)
+    expect(help.stdout).toMatch(/--merge-metadata JSON\s+MERGE the top-level keys/)
+  })
+
+  it('users update --merge-metadata of an id nobody has: exit 1, nothing written', async () => {
+    const from = fake.requests.length
+    const ran = await cli(['users', 'update', 'cu_nobody', '--merge-metadata', '{"plan":"pro"}'])
+    expect(ran).toMatchObject({ code: 1, stdout: '', stderr: 'chat-service: no customer user has the id "cu_nobody"\n' })
+    expect(requestsSince(from).every((request) => request.startsWith('GET '))).toBe(true)
+  })
+
   it.each([
     [['--metadata', '{nope'], '--metadata is not JSON'],
     [['--metadata', '[1]'], '--metadata must be a JSON object'],
-    [[], 'users update needs at least one of --name, --email, --metadata'],
+    [['--merge-metadata', '"x"'], '--merge-metadata must be a JSON object'],
+    [
+      ['--metadata', '{}', '--merge-metadata', '{}'],
+      '--metadata replaces the metadata and --merge-metadata merges into it: give one of them',
+    ],
+    [['--name', 'N', '--merge-metadata', '{}'], '--merge-metadata goes alone'],
+    [[], 'users update needs at least one of --name, --email, --metadata, --merge-metadata'],
   ])('users update %j: exit 2, %s, nothing sent', async (flags, message) => {
     const sent = fake.requests.length
     const ran = await cli(['users', 'update', 'cu_00001', ...flags])
@@ -358,11 +404,29 @@ describe('failures: exit status and message', () => {
     [['agents', 'list', '--format', 'xml'], '--format must be table, json, jsonl, not "xml"', 'Usage: chat-service agents list'],
     [['agents', 'list', '--max-items', '0'], '--max-items must be a whole number 1 or more, not "0"', 'Usage: chat-service agents list'],
     [['users', 'find'], 'users find needs --external-id', 'Usage: chat-service users find'],
+    [
+      ['export', '--out', 'x.jsonl', '--concurrency', '100'],
+      '--concurrency must be a whole number from 1 to 64, not "100"',
+      'Usage: chat-service export',
+    ],
+    [
+      ['export', '--out', 'x.jsonl', '--concurrency', '65'],
+      '--concurrency must be a whole number from 1 to 64, not "65"',
+      'Usage: chat-service export',
+    ],
+    [
+      ['export', '--out', 'x.jsonl', '--previous-checkpoint', 'a.json'],
+      '--previous-checkpoint needs --checkpoint CFILE',
+      'Usage: chat-service export',
+    ],
+    [['users', 'update', '..', '--name', 'N'], 'ID cannot be ".."', 'Usage: chat-service users update ID'],
+    [['messages', 'list', '.'], 'CONVERSATION_ID cannot be "."', 'Usage: chat-service messages list CONVERSATION_ID'],
+    [['token', 'issue', '--user-id', '..'], '--user-id cannot be ".."', 'Usage: chat-service token issue'],
   ])('%j: exit 2, the problem and the help on stderr, nothing sent', async (args, message, help) => {
     const sent = fake.requests.length
     const ran = await cli(args)
     expect(ran).toMatchObject({ code: 2, stdout: '' })
-    expect(ran.stderr.startsWith(`chat-service: ${message}\n\n`)).toBe(true)
+    expect(ran.stderr.startsWith(`chat-service: ${message}`), ran.stderr).toBe(true)
     expect(ran.stderr).toContain(help)
     expect(fake.requests.length).toBe(sent)
   })
@@ -458,9 +522,93 @@ describe('where the configuration comes from', () => {
     expect(jsonLines(ran.stdout)).toHaveLength(DATASET.agents)
   })
 
+  it('a stale exported CHAT_SERVICE_BASE_URL that beats --env-file: the connection error says where each setting came from', async () => {
+    const envFile = join(installed.dir, 'stale.env')
+    writeFileSync(
+      envFile,
+      `CHAT_SERVICE_BASE_URL=${env['CHAT_SERVICE_BASE_URL']}\nCHAT_SERVICE_KEY_ID=${env['CHAT_SERVICE_KEY_ID']}\nCHAT_SERVICE_KEY_SECRET=${keySecret}\n`,
+    )
+    const stale = 'http://127.0.0.1:9/rest/v1'
+    const ran = await cli(['agents', 'list', '--env-file', envFile], {
+      env: { CHAT_SERVICE_BASE_URL: stale, CHAT_SERVICE_KEY_ID: undefined, CHAT_SERVICE_KEY_SECRET: undefined },
+    })
+    expect(ran).toMatchObject({ code: 1, stdout: '' })
+    expect(ran.stderr).toContain('ECONNREFUSED')
+    expect(ran.stderr).toContain(
+      `chat-service: settings: base URL ${stale} from the environment (CHAT_SERVICE_BASE_URL); --env-file ${envFile} sets ${env['CHAT_SERVICE_BASE_URL']}, which a variable set in the environment overrides\n`,
+    )
+    expect(ran.stderr).toContain(
+      `chat-service: settings: key id ${env['CHAT_SERVICE_KEY_ID']} from --env-file ${envFile} (CHAT_SERVICE_KEY_ID)\n`,
+    )
+    expect(ran.stderr).toContain(`chat-service: settings: key secret from --env-file ${envFile} (CHAT_SERVICE_KEY_SECRET)\n`)
+  })
+
+  it('a 401: the settings it used, and where the key secret came from (never its value)', async () => {
+    const ran = await cli(['agents', 'list'], { env: { CHAT_SERVICE_KEY_SECRET: 'sk_wrong_0123456789abcdef' } })
+    expect(ran.code).toBe(1)
+    expect(ran.stderr).toContain('chat-service: settings: key secret from the environment (CHAT_SERVICE_KEY_SECRET)\n')
+    expect(ran.stderr).toContain(
+      `chat-service: settings: base URL ${env['CHAT_SERVICE_BASE_URL']} from the environment (CHAT_SERVICE_BASE_URL)\n`,
+    )
+    expectNoSecret(ran, ['sk_wrong_0123456789abcdef'])
+  })
+
   it('CHAT_SERVICE_LOG=debug: the SDK logs every attempt on stderr, not stdout, with no secret', async () => {
     const ran = await cli(['agents', 'list'], { env: { CHAT_SERVICE_LOG: 'debug' } })
     expect(jsonLines(ran.stdout)).toHaveLength(DATASET.agents)
     expect(ran.stderr).toMatch(/^chat-service: debug: /m)
+  })
+})
+
+describe('plain http to a host that is not loopback (another container of a docker-compose)', () => {
+  /** An address of this machine that is not loopback (0.0.0.0 reaches this machine too, and is not loopback by the SDK's rule, where there is none). */
+  const address =
+    Object.values(networkInterfaces())
+      .flat()
+      .find((candidate) => candidate !== undefined && candidate.family === 'IPv4' && !candidate.internal)?.address ?? '0.0.0.0'
+  let open: FakeServerHandle
+  let openEnv: Record<string, string>
+
+  beforeAll(async () => {
+    open = await fake.listen({ host: '0.0.0.0' }) // as `chat-service-fake --host 0.0.0.0` in TESTING.md's docker-compose
+    openEnv = { ...env, CHAT_SERVICE_BASE_URL: `http://${address}:${new URL(open.url).port}/rest/v1` }
+  })
+  afterAll(async () => {
+    await open.close()
+  })
+
+  it('refused without the switch: exit 1, saying how to allow it and where the base URL came from, nothing sent', async () => {
+    const sent = fake.requests.length
+    const ran = await cli(['agents', 'list'], { env: openEnv })
+    expect(ran).toMatchObject({ code: 1, stdout: '' })
+    const host = new URL(openEnv['CHAT_SERVICE_BASE_URL'] ?? '').host
+    expect(ran.stderr).toBe(
+      `chat-service: refusing plain http to ${host}, which is not loopback: the key secret would cross the network in clear text. ` +
+        'Use https:, or, on a network you trust (a docker-compose network, a test), pass --allow-insecure-http or set CHAT_SERVICE_ALLOW_INSECURE_HTTP=1\n' +
+        `chat-service: settings: base URL ${openEnv['CHAT_SERVICE_BASE_URL']} from the environment (CHAT_SERVICE_BASE_URL)\n`,
+    )
+    expect(fake.requests.length).toBe(sent)
+  })
+
+  it.each([
+    [['--allow-insecure-http', 'agents', 'list'], {}, 'from --allow-insecure-http'],
+    [['agents', 'list', '--allow-insecure-http'], {}, 'from --allow-insecure-http'],
+    [['agents', 'list'], { CHAT_SERVICE_ALLOW_INSECURE_HTTP: '1' }, 'from the environment (CHAT_SERVICE_ALLOW_INSECURE_HTTP)'],
+  ])('allowed by %j %j: the command runs, with a warning on stderr', async (args, extra, source) => {
+    const ran = await cli(args, { env: { ...openEnv, ...extra } })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(jsonLines(ran.stdout)).toEqual(fake.listAgents(company))
+    const host = new URL(openEnv['CHAT_SERVICE_BASE_URL'] ?? '').host
+    expect(ran.stderr).toBe(
+      `chat-service: warning: plain http to ${host} (allowed ${source}): the key secret crosses the network in clear text\n`,
+    )
+  })
+
+  it('no warning where nothing crosses the network in clear text (loopback), and a value of the variable that is not a switch is refused', async () => {
+    const loopback = await cli(['agents', 'list', '--allow-insecure-http'])
+    expect(loopback).toMatchObject({ code: 0, stderr: '' })
+    const wrong = await cli(['agents', 'list'], { env: { ...openEnv, CHAT_SERVICE_ALLOW_INSECURE_HTTP: 'yes' } })
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain('CHAT_SERVICE_ALLOW_INSECURE_HTTP must be 1 (or true)')
   })
 })

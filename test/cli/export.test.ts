@@ -3,132 +3,26 @@
 // between them, shards whose files together are one export, and stops of every kind (SIGINT,
 // SIGTERM, SIGKILL, --max-items) followed by a run of the same command: the files must then hold
 // exactly the lines of an export made in one go, none twice, none missing.
-import { readFile, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { appendFile, readFile, writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
 import { shardOf } from 'chat-service-sdk'
+import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
 import {
-  createFakeChatService,
-  generateDataset,
-  type FakeChatService,
-  type FakeServerHandle,
-  type MessageRecord,
-} from 'chat-service-sdk/testing'
-import {
-  expectNoSecret,
-  installPacked,
-  poll,
-  runCli,
-  runOnTerminal,
-  serviceEnv,
-  startCli,
-  type Installed,
-  type Ran,
-  type Running,
-} from './helpers.ts'
+  aDayPasses,
+  DATASET,
+  exists,
+  expectContent,
+  hold,
+  lines,
+  linesOf,
+  messagesPath,
+  readJson,
+  sizeOf,
+  useExportKit,
+} from './export-kit.ts'
 
-const DATASET = { seed: 42, agents: 3, customerUsers: 40, conversations: 60, messages: 3_000 }
-
-let installed: Installed
-let work = 0
-
-beforeAll(async () => {
-  installed = await installPacked()
-}, 120_000)
-
-afterAll(() => {
-  installed.remove()
-})
-
-interface Service {
-  readonly fake: FakeChatService
-  readonly server: FakeServerHandle
-  readonly env: Record<string, string>
-  readonly company: string
-}
-
-const cleanup: (() => Promise<void>)[] = []
-
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step()
-})
-
-async function serve(): Promise<Service> {
-  const fake = createFakeChatService({ seed: generateDataset(DATASET) })
-  const server = await fake.listen()
-  cleanup.push(() => server.close())
-  return { fake, server, env: serviceEnv(server), company: fake.companyIds()[0] ?? '' }
-}
-
-/** A fresh file name in the project directory. */
-function file(name: string): string {
-  return join(installed.dir, `${++work}-${name}`)
-}
-
-/** Starts `chat-service export args...`; killed at the end of the test if still running. */
-function start(service: Service, args: readonly string[]): Running {
-  const running = startCli(installed, ['export', ...args], { env: service.env })
-  cleanup.push(async () => {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL')
-      await running.exit
-    }
-  })
-  return running
-}
-
-/** Runs `chat-service export args...` to its end, expecting exit 0; no secret in its output. */
-async function exportToEnd(service: Service, args: readonly string[]): Promise<Ran> {
-  const ran = await runCli(installed, ['export', ...args], { env: service.env })
-  expect(ran, ran.stderr).toMatchObject({ code: 0, signal: null, stdout: '' })
-  expectNoSecret(ran, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
-  return ran
-}
-
-/** Every message of the company as the export writes it: conversations in list order, each one's messages oldest first. */
-function lines(service: Service, conversations = service.fake.listConversations(service.company)): string {
-  return conversations
-    .flatMap((conversation) => service.fake.listMessages(service.company, conversation.id))
-    .map((message) => `${JSON.stringify(message)}\n`)
-    .join('')
-}
-
-/** The path of the messages of the conversation at `index` in list order. */
-function messagesPath(service: Service, index: number): string {
-  const conversation = service.fake.listConversations(service.company)[index]
-  if (conversation === undefined) throw new Error(`no conversation ${index}`)
-  return `/rest/v1/conversations/${conversation.id}/messages`
-}
-
-/** Holds the first page of the conversation at `index` for a minute, so that a run surely stops before it. */
-function hold(service: Service, index: number): string {
-  const path = messagesPath(service, index)
-  service.fake.failNext(1, { delayMs: 60_000, match: { method: 'GET', path } })
-  return path
-}
-
-const sizeOf = (path: string): Promise<number> =>
-  stat(path).then(
-    (s) => s.size,
-    () => 0,
-  )
-const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
-    () => true,
-    () => false,
-  )
-const readJson = async (path: string): Promise<Record<string, unknown> | undefined> =>
-  readFile(path, 'utf8').then(
-    (text) => JSON.parse(text) as Record<string, unknown>,
-    () => undefined,
-  )
-
-/** Compares whole files (a diff of thousands of lines helps nobody), with a useful message. */
-async function expectContent(path: string, expected: string): Promise<void> {
-  const got = await readFile(path, 'utf8')
-  const count = (text: string): number => text.split('\n').length - 1
-  expect(got === expected, `${path}: ${count(got)} lines, expected ${count(expected)}`).toBe(true)
-}
+const kit = useExportKit()
+const { serve, file, start, exportToEnd } = kit
 
 describe('export without --checkpoint: every message', { timeout: 60_000 }, () => {
   it('writes every message as JSON Lines in nested-loop order, stdout empty, and removes its cursor file when done', async () => {
@@ -228,7 +122,7 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     const held = hold(service, 10)
     const first = start(service, ['--out', out])
     await poll(() => service.fake.requests.some((request) => request.path === held))
-    const second = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const second = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(second).toMatchObject({ code: 1, stdout: '' })
     expect(second.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${first.child.pid} on `))
     first.child.kill('SIGINT')
@@ -238,48 +132,13 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
   it('on a terminal: a progress bar with the rate and the time left', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
-    const { code, screen } = await runOnTerminal(installed, ['export', '--out', out], { env: service.env })
+    const { code, screen } = await runOnTerminal(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(code).toBe(0)
     expect(screen).toMatch(new RegExp(`messages [=-]+ 100\\.0% \\| ${DATASET.messages}/${DATASET.messages} \\| [\\d,]+/s \\| ETA \\S+`))
     await expectContent(out, lines(service))
     expectNoSecret({ screen }, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
   })
 })
-
-/** Adds to the company what a day adds: messages in two conversations, and a new conversation with messages. */
-function aDayPasses(service: Service, day: number): MessageRecord[] {
-  const { fake, company } = service
-  const conversations = fake.listConversations(company)
-  const added = [
-    ...fake.appendMessages(company, conversations[3]?.id ?? '', 3),
-    ...fake.appendMessages(company, conversations[41]?.id ?? '', [{ role: 'user', content: `day ${day}: is my order here?` }]),
-  ]
-  const customer = fake.listCustomerUsers(company)[0]
-  const id = `conv_day_${day}`
-  const at = new Date(Date.UTC(2030, 0, day)).toISOString()
-  fake.seed({
-    companies: [
-      {
-        id: company,
-        keys: [],
-        conversations: [
-          { id, title: `Day ${day}`, customer_user_id: customer?.id ?? '', message_count: 0, created_at: at, updated_at: at },
-        ],
-      },
-    ],
-  })
-  added.push(...fake.appendMessages(company, id, 2))
-  return added
-}
-
-/** Lines of `messages` in the order the nightly export writes them (conversations in list order). */
-function linesOf(service: Service, messages: readonly MessageRecord[]): string {
-  const order = service.fake.listConversations(service.company).map((conversation) => conversation.id)
-  return [...messages]
-    .sort((a, b) => order.indexOf(a.conversation_id) - order.indexOf(b.conversation_id))
-    .map((message) => `${JSON.stringify(message)}\n`)
-    .join('')
-}
 
 describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
   it('night 1 writes every message; night 2 appends only what was added (a new conversation, two grown); night 3 nothing', async () => {
@@ -396,12 +255,12 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
     const service = await serve()
     const out = file('shard.jsonl')
     await exportToEnd(service, ['--out', out, '--shard', '1/3', '--max-items', '10'])
-    const ran = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain(`${out}.cursor is an unfinished export of shard 1/3, not all shards: finish it with --shard 1/3`)
     const checkpoint = file('shard.checkpoint.json')
     await exportToEnd(service, ['--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '0/2'])
-    const other = await runCli(installed, ['export', '--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'], {
+    const other = await runCli(kit.installed(), ['export', '--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'], {
       env: service.env,
     })
     expect(other.code).toBe(1)
@@ -410,7 +269,7 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
 
   it.each([['2/2'], ['1/0'], ['x'], ['1/70000']])('--shard %s: exit 2, nothing sent', async (shard) => {
     const service = await serve()
-    const ran = await runCli(installed, ['export', '--out', file('x.jsonl'), '--shard', shard], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', file('x.jsonl'), '--shard', shard], { env: service.env })
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain('--shard must be I/N')
     expect(service.fake.requests).toHaveLength(0)
@@ -422,12 +281,167 @@ describe('export: files it did not write', () => {
     const service = await serve()
     const out = file('messages.jsonl')
     await writeFile(`${out}.cursor`, 'not json')
-    const ran = await runCli(installed, ['export', '--out', out], { env: service.env })
+    const ran = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
     expect(ran).toMatchObject({
       code: 1,
       stderr: `chat-service: ${out}.cursor is not a cursor file of chat-service export; delete it to start a new export\n`,
     })
     expect(service.fake.requests).toHaveLength(0)
     expect(await exists(out)).toBe(false)
+  })
+})
+
+describe('export: state files of another service or company', { timeout: 60_000 }, () => {
+  it('an unfinished export of another service: exit 1 saying so (both services, where the settings came from), its files untouched', async () => {
+    const first = await serve()
+    const other = await serve()
+    const out = file('messages.jsonl')
+    await exportToEnd(first, ['--out', out, '--max-items', '100'])
+    await appendFile(out, '{"a line a crash left past the saved point":true}\n')
+    const outBefore = await readFile(out, 'utf8')
+    const cursorBefore = await readFile(`${out}.cursor`, 'utf8')
+    const ran = await kit.exportRun(other, ['--out', out])
+    expect(ran.code, ran.stderr).toBe(1)
+    const key = first.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    expect(ran.stderr).toContain(
+      `chat-service: ${out}.cursor belongs to the service ${first.server.url}/rest/v1 (key ${key}), and this run talks to ${other.server.url}/rest/v1 (key ${key}): ` +
+        `run it with that service's settings to finish that export, or delete ${out}.cursor to start a new one\n`,
+    )
+    expect(ran.stderr).toContain(
+      `chat-service: settings: base URL ${other.env['CHAT_SERVICE_BASE_URL']} from the environment (CHAT_SERVICE_BASE_URL)\n`,
+    )
+    expect(await readFile(out, 'utf8')).toBe(outBefore)
+    expect(await readFile(`${out}.cursor`, 'utf8')).toBe(cursorBefore)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it("a checkpoint file of another service: exit 1, nothing appended, the checkpoint untouched (the next night does not take that service's messages as new)", async () => {
+    const first = await serve()
+    const other = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(first, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const before = await readFile(checkpoint, 'utf8')
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(other, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(`${checkpoint} belongs to the service ${first.server.url}/rest/v1`)
+    expect(await readFile(checkpoint, 'utf8')).toBe(before)
+    expect(await exists(night2)).toBe(false)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it('a state file written with another key of the same service: refused, saying how to go on after a key rotation; edited so, it goes on', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(service, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const key = service.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll(JSON.stringify(key), '"key_retired"'))
+    const added = aDayPasses(service, 2)
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(service, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(
+      `${checkpoint} was written with the key key_retired (another company, or the same one under an older key), and this run uses the key ${key}`,
+    )
+    expect(ran.stderr).toContain(
+      `If it is the same company under a new key, replace the key id key_retired with ${key} wherever ${checkpoint} holds it`,
+    )
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll('"key_retired"', JSON.stringify(key)))
+    await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
+    await expectContent(night2, linesOf(service, added))
+  })
+})
+
+describe('export --previous-checkpoint: a new number of shards', { timeout: 90_000 }, () => {
+  /** Night 1 over three shards: their checkpoint files. */
+  async function threeShards(service: Awaited<ReturnType<typeof serve>>): Promise<string[]> {
+    const checkpoints = [0, 1, 2].map((index) => file(`shard-${index}-of-3.checkpoint.json`))
+    await Promise.all(
+      checkpoints.map((checkpoint, index) =>
+        exportToEnd(service, ['--out', file(`night-1-${index}.jsonl`), '--shard', `${index}/3`, '--checkpoint', checkpoint]),
+      ),
+    )
+    return checkpoints
+  }
+
+  it("from 3 shards to 2: each new shard starts from every previous shard's checkpoint, and the two files hold only what was added", async () => {
+    const service = await serve()
+    const previous = await threeShards(service)
+    const added = aDayPasses(service, 2)
+    const news = [0, 1].map((index) => file(`shard-${index}-of-2.checkpoint.json`))
+    const outs = [0, 1].map((index) => file(`night-2-${index}.jsonl`))
+    const runs = await Promise.all(
+      [0, 1].map((index) =>
+        exportToEnd(service, [
+          '--out',
+          outs[index] ?? '',
+          '--shard',
+          `${index}/2`,
+          '--checkpoint',
+          news[index] ?? '',
+          ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+        ]),
+      ),
+    )
+    const night2 = await Promise.all(outs.map((out) => readFile(out, 'utf8')))
+    expect(night2.join('').split('\n').sort()).toEqual(linesOf(service, added).split('\n').sort())
+    expect(runs[0]?.stderr).toContain('exporting the messages added since the previous checkpoints')
+    expect(await readJson(news[1] ?? '')).toMatchObject({ shard: '1/2', run: null })
+    // Night 3 goes on from the new files alone.
+    const night3 = await Promise.all(
+      [0, 1].map(async (index) => {
+        const out = file(`night-3-${index}.jsonl`)
+        await exportToEnd(service, ['--out', out, '--shard', `${index}/2`, '--checkpoint', news[index] ?? ''])
+        return readFile(out, 'utf8')
+      }),
+    )
+    expect(night3).toEqual(['', ''])
+  })
+
+  it.each([
+    ['a missing shard', (previous: string[]) => previous.slice(0, 2), 'the files hold 2 of the 3 shards; 2/3 is missing'],
+    ['the same shard twice', (previous: string[]) => [previous[0] ?? '', previous[0] ?? '', previous[1] ?? ''], 'are both shard 0/3'],
+    ['a file that is not there', (previous: string[]) => [...previous, file('nope.json')], 'there is no such file'],
+  ])('%s: exit 1 saying so, no file made', async (_, pick, message) => {
+    const service = await serve()
+    const previous = pick(await threeShards(service))
+    const checkpoint = file('shard-0-of-2.checkpoint.json')
+    const out = file('night-2-0.jsonl')
+    const ran = await kit.exportRun(service, [
+      '--out',
+      out,
+      '--shard',
+      '0/2',
+      '--checkpoint',
+      checkpoint,
+      ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+    ])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(message)
+    expect(await exists(checkpoint)).toBe(false)
+    expect(await exists(out)).toBe(false)
+  })
+
+  it('an unfinished previous shard is refused (finish it first); a shard count changed without --previous-checkpoint says how to do it', async () => {
+    const service = await serve()
+    const previous = await threeShards(service)
+    // Shard 1's night stopped half way: its file says where that run writes.
+    const state = (await readJson(previous[1] ?? '')) as Record<string, unknown>
+    await writeFile(previous[1] ?? '', JSON.stringify({ ...state, run: { out: file('night-2-1.jsonl'), bytes: 0, written: 0 } }))
+    const unfinished = await kit.exportRun(service, [
+      '--out',
+      file('x.jsonl'),
+      '--shard',
+      '0/2',
+      '--checkpoint',
+      file('new.json'),
+      ...previous.flatMap((path) => ['--previous-checkpoint', path]),
+    ])
+    expect(unfinished.code).toBe(1)
+    expect(unfinished.stderr).toContain(`--previous-checkpoint ${previous[1]} holds an unfinished run of shard 1/3`)
+    const reused = await kit.exportRun(service, ['--out', file('y.jsonl'), '--shard', '0/2', '--checkpoint', previous[0] ?? ''])
+    expect(reused.code).toBe(1)
+    expect(reused.stderr).toContain(`holds the checkpoint of shard 0/3, and this run is shard 0/2: to change the number of shards`)
+    expect(reused.stderr).toContain('--previous-checkpoint FILE')
   })
 })
