@@ -55,7 +55,7 @@ import {
 import { stopPoint } from './debug.ts'
 import { FileError, onFile, replaceFile, sizeOf } from './files.ts'
 import { LockLostError, takeLock, type HeldLock } from './lock.ts'
-import { progressView, type ProgressStream, type ProgressView } from './progress.ts'
+import { pacedText, progressView, type ProgressStream, type ProgressView } from './progress.ts'
 import type { CommandContext } from './resources.ts'
 
 /** How often the state is saved (ms): often enough to lose little, rarely enough that fsync costs nothing. */
@@ -202,6 +202,12 @@ async function lastly(context: ExportContext, ending: Ending, step: () => Promis
   }
 }
 
+/** `; paced at N requests/s by the service's rate limit` when the run met a 429, else ''. */
+function pacedNote(context: Pick<Run['context'], 'client'>): string {
+  const paced = pacedText(context.client.pacedRate)
+  return paced === undefined ? '' : `; ${paced} by the service's rate limit`
+}
+
 /**
  * Writes every message of `messages` to `output`, saving state (`save`) about once a second,
  * until the end, a signal, `--max-items`, the reader going away or a failure. Never throws: a
@@ -231,7 +237,7 @@ async function pump(
         ending = { kind: 'max-items' }
         break
       }
-      view.update(progress())
+      view.update({ ...progress(), pacedRate: context.client.pacedRate })
       if (save !== undefined && performance.now() - lastSave >= SAVE_EVERY_MS) {
         // Taken after this line, saved once it is on disk: the output never lacks a line the state says is written.
         await save()
@@ -241,7 +247,7 @@ async function pump(
   } catch (error) {
     ending = endingOf(context, error)
   } finally {
-    view.update(progress()) // where it ended, not where the last redraw was
+    view.update({ ...progress(), pacedRate: context.client.pacedRate }) // where it ended, not where the last redraw was
     view.stop()
   }
   return ending
@@ -348,7 +354,7 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
       for (const { parent, yielded } of all.skipped) {
         context.note(`conversation ${parent.id} vanished during the export (${yielded} of its messages exported)`)
       }
-      context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}`)
+      context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}${pacedNote(context)}`)
     } finally {
       await output.close()
     }
@@ -378,7 +384,7 @@ async function fullExportToStream(run: Run): Promise<void> {
       reportUnfinished(context, ending, done, `${name} is not resumable: nothing is saved`)
       return
     }
-    context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${name}`)
+    context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${name}${pacedNote(context)}`)
   } finally {
     await output.close()
   }
@@ -481,7 +487,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
         )
         return
       }
-      context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}`)
+      context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}${pacedNote(context)}`)
       if (summary !== null) reportSummary(context, summary)
     } finally {
       await output.close()

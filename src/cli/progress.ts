@@ -6,10 +6,12 @@
  */
 import { SingleBar } from 'cli-progress'
 
-/** How far an export is: messages written, and messages expected once known. */
+/** How far an export is: messages written, messages expected once known, and the client's paced rate. */
 export interface Progress {
   readonly done: number
   readonly total: number | undefined
+  /** Requests a second the client allows itself after a 429 (`client.pacedRate`); `undefined` while not paced. */
+  readonly pacedRate?: number | undefined
 }
 
 /** Shows progress; `update` may be called often (it redraws at most ten times a second). */
@@ -61,15 +63,26 @@ export function duration(seconds: number): string {
   return `${s}s`
 }
 
-/** Rate, time left and share as shown. */
-function figures(meter: RateMeter, { done, total }: Progress): { rate: string; timeLeft: string; share: string; of: string } {
+/** `paced at 87 requests/s` (after a 429 the service's rate limit sets the pace), or `undefined`. */
+export function pacedText(pacedRate: number | undefined): string | undefined {
+  if (pacedRate === undefined) return undefined
+  return `paced at ${pacedRate >= 10 ? Math.round(pacedRate) : pacedRate.toFixed(1)} requests/s`
+}
+
+/** Rate, time left, share and pace as shown. */
+function figures(
+  meter: RateMeter,
+  { done, total, pacedRate }: Progress,
+): { rate: string; timeLeft: string; share: string; of: string; paced: string } {
   const rate = meter.perSecond(done)
   const known = total !== undefined
+  const paced = pacedText(pacedRate)
   return {
     rate: Math.round(rate).toLocaleString('en'),
     timeLeft: known ? duration(Math.max(0, total - done) / rate) : '?',
     share: known && total > 0 ? `${((100 * Math.min(done, total)) / total).toFixed(1)}%` : '?',
     of: known ? String(Math.max(total, done)) : '?',
+    paced: paced === undefined ? '' : ` | ${paced}`,
   }
 }
 
@@ -81,7 +94,7 @@ export function progressView(stream: ProgressStream, startDone: number, label = 
     // Rate and ETA are ours: cli-progress's own ETA, from its last few updates, swings wildly when
     // a whole page of messages arrives at once. The bar stays empty until the total is known.
     const bar = new SingleBar({
-      format: `${label} {bar} {share} | {value}/{of} | {rate}/s | ETA {timeLeft}`,
+      format: `${label} {bar} {share} | {value}/{of} | {rate}/s | ETA {timeLeft}{paced}`,
       hideCursor: true,
       fps: 10,
       stream,
@@ -108,7 +121,8 @@ export function progressView(stream: ProgressStream, startDone: number, label = 
   }
   const line = (): string => {
     const { rate, timeLeft, share, of } = figures(meter, latest)
-    return `exported ${latest.done} of ${of} ${label} (${share}), ${rate} ${label}/s, ETA ${timeLeft}\n`
+    const paced = pacedText(latest.pacedRate)
+    return `exported ${latest.done} of ${of} ${label} (${share}), ${rate} ${label}/s, ETA ${timeLeft}${paced === undefined ? '' : `, ${paced}`}\n`
   }
   const timer = setInterval(() => stream.write(line()), PLAIN_EVERY_MS)
   timer.unref()

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import {
   createFakeChatService,
+  type RateLimitOptions,
   generateDataset,
   type FakeChatService,
   type FakeServerHandle,
@@ -29,7 +30,7 @@ export interface Service {
 export interface ExportKit {
   readonly installed: () => Installed
   /** A fresh fake service (closed after the test). */
-  readonly serve: (options?: { host?: string }) => Promise<Service>
+  readonly serve: (options?: { host?: string; rateLimit?: RateLimitOptions }) => Promise<Service>
   /** A fresh file name in the project directory. */
   readonly file: (name: string) => string
   /** Starts `chat-service export args...` (killed at the end of the test if still running). */
@@ -74,7 +75,10 @@ export function useExportKit(): ExportKit {
   return {
     installed: get,
     async serve(options = {}) {
-      const fake = createFakeChatService({ seed: generateDataset(DATASET) })
+      const fake = createFakeChatService({
+        seed: generateDataset(DATASET),
+        ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+      })
       const server = await fake.listen(options.host === undefined ? {} : { host: options.host })
       cleanup.push(() => server.close())
       return { fake, server, env: serviceEnv(server), company: fake.companyIds()[0] ?? '' }

@@ -129,6 +129,21 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     expect((await first.exit).code).toBe(130)
   })
 
+  it("under the service's rate limit: every message once, and the bar and the last line say the pace the 429s set", async () => {
+    const service = await serve({ rateLimit: { requestsPerSecond: 30, burst: 5, retryAfter: 'none' } })
+    const out = file('messages.jsonl')
+    const { code, screen } = await runOnTerminal(kit.installed(), ['export', '--out', out], { env: service.env })
+    expect(code).toBe(0)
+    await expectContent(out, lines(service))
+    expect(service.fake.requests.some((request) => request.status === 429)).toBe(true)
+    expect(screen).toMatch(/ETA \S+ \| paced at [\d.]+ requests\/s/)
+    expect(screen).toMatch(
+      new RegExp(
+        `exported ${DATASET.messages} messages of ${DATASET.messages} expected to \\S+; paced at [\\d.]+ requests/s by the service's rate limit`,
+      ),
+    )
+  })
+
   it('on a terminal: a progress bar with the rate and the time left', async () => {
     const service = await serve()
     const out = file('messages.jsonl')
