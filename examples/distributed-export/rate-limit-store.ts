@@ -1,7 +1,7 @@
 // The SDK's rate limit shared by every worker through Redis (`rateLimitStore`): when one process
 // gets a 429, all of them stop sending until its Retry-After has passed (get/set), and all of them
 // send at one learned rate out of one budget (take), instead of each finding the limit with 429s
-// of its own. The README's store ("One rate limit across processes"). Redis 6.2 or later.
+// of its own. The store of docs/rate-limits.md ("One rate limit across processes"). Redis 6.2 or later.
 import type { Redis } from 'ioredis'
 import type { RateLimitGrant, RateLimitStore, RateLimitTake } from 'chat-service-sdk'
 

@@ -33,7 +33,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
  * - `set(untilEpochMs)`: when a 429 makes the pause end later than both the process's own pause
  *   and the last value read. Not awaited: calls never wait for it. Several processes may call it
  *   at once; a store that keeps the later of the stored value and `untilEpochMs` never shortens
- *   another process's pause (see the README for a Redis one).
+ *   another process's pause (docs/rate-limits.md has a Redis one).
  *
  * Failures never fail a call: a `get()` or `set()` that throws or rejects, a `get()` slower than
  * 250 ms, and a `get()` value that is not a finite number or lies more than 120 s ahead (twice
@@ -215,7 +215,7 @@ export interface ClientOptions {
    * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
    * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.
    * Default: a keep-alive HTTP/1.1 `Agent` owned by the client. An HTTP/2 dispatcher
-   * (`allowH2: true`) is yours to vouch for: see the README, "HTTP/2".
+   * (`allowH2: true`) is yours to vouch for: see docs/reliability.md, "HTTP/2".
    */
   dispatcher?: Dispatcher | undefined
   /**

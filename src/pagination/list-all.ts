@@ -212,7 +212,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * @throws ChatServiceError when iterated a second time; StaleCursorError when the data changed so
    * much since the cursor was taken that its parent or child is no longer where it was;
    * APIUserAbortError when the caller's signal fires; ResponseValidationError for a page that
-   * breaks the paging rules (README, "Paging"), a message of another conversation, or an unusable
+   * breaks the paging rules (docs/paging.md), a message of another conversation, or an unusable
    * conversation id; and the errors of the list requests (APIError subclasses but a 404 on a
    * parent's children, which skips it; APIConnectionError, APITimeoutError; ChatServiceError once
    * the client is closed).

@@ -165,7 +165,7 @@ export class NewMessages implements AsyncIterable<Message> {
    * Its size is about 40 bytes per conversation plus the lengths of the conversation's id and of its
    * last message's id: 62 MB per million conversations with ids of about 12 characters, 117 MB with
    * UUID-length ids. `compact: true` keeps each last message's id as a 53-bit fingerprint (a number,
-   * see the README) instead, about 92 MB per million with UUID-length ids; any `listNew` reads both,
+   * see docs/nightly.md) instead, about 92 MB per million with UUID-length ids; any `listNew` reads both,
    * and the chance that a fingerprint hides a changed conversation is about 1 in 9 × 10^15 checks.
    *
    * @param options - `compact` (default false): fingerprints instead of the last messages' ids.

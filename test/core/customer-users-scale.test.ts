@@ -22,7 +22,7 @@ import { createFakeChatService, type CustomerUserSeed, type FakeServerHandle } f
 import { KEY_ID, KEY_SECRET, customerUser, listBody } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, startLoopback, targetOf, type LoopbackServer, type RecordingLogger } from '../helpers/loopback.ts'
 
-// The README's versioned metadata: version 1 had a flat plan, version 2 a subscription.
+// docs/typed-metadata.md's versioned metadata: version 1 had a flat plan, version 2 a subscription.
 const Plan = z.enum(['free', 'starter', 'pro', 'enterprise'])
 const V1 = z.looseObject({ version: z.literal(1), plan: Plan })
 const V2 = z.looseObject({ version: z.literal(2), subscription: z.object({ plan: Plan, seats: z.number().int().min(1) }) })
