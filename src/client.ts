@@ -1,6 +1,7 @@
 import { inspect } from 'node:util'
-import { DEFAULT_CONNECTIONS, type ClientOptions, type ClientOverrides } from './core/options.ts'
+import type { ClientOptions, ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
+import { clientSettings } from './internal/option-table.ts'
 import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
 import { RequestPipeline } from './internal/pipeline.ts'
 import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './internal/redact.ts'
@@ -135,17 +136,16 @@ export class ChatServiceClient implements AsyncDisposable {
     const redactor = new Redactor(keySecret)
     const logLevel = resolveLogLevel(valid.logLevel, process.env[LOG_ENV])
     const resolved = mergeOptions(defaultOptions(redactor, logLevel.level), valid)
+    // Every option only `new` takes (the option table's `client` rows, defaults filled in) goes to
+    // the transport as it is: one the transport reads needs no line here.
     const transport = new Transport({
+      ...clientSettings(valid),
       origin: base.origin,
       prefix: base.prefix,
       keyId,
       keySecret,
       redactor,
-      dispatcher: valid.dispatcher,
-      connections: valid.connections ?? DEFAULT_CONNECTIONS,
       connectTimeout: resolved.timeout,
-      rateLimitStore: valid.rateLimitStore,
-      pacing: valid.pacing ?? 'adaptive',
     })
 
     if (logLevel.invalidEnv !== undefined && !warnedAboutLogEnv) {
@@ -176,11 +176,9 @@ export class ChatServiceClient implements AsyncDisposable {
   }
 
   /**
-   * A client that makes its calls with other defaults (`timeout`, `maxRetries`, `headers`,
-   * `logger`, `logLevel`, `maxResponseBytes`, `responseValidation`, `compression`), and shares
-   * this client's service, key pair, connection pool, 429 pause (with its `rateLimitStore`) and
-   * secret redaction. `headers` are
-   * merged over this client's. Cheap: make one per use.
+   * A client that makes its calls with other defaults (any option of {@link ClientOverrides}), and
+   * shares this client's service, key pair, connection pool, 429 pause (with its `rateLimitStore`)
+   * and secret redaction. `headers` are merged over this client's. Cheap: make one per use.
    *
    * ```ts
    * const patient = client.withOptions({ timeout: 120_000, maxRetries: 5 })
@@ -190,9 +188,10 @@ export class ChatServiceClient implements AsyncDisposable {
    * client and the clients derived from it (their later calls and retry waits reject with
    * ChatServiceError); `close()` on the client that owns the pool closes it for every client
    * derived from it, which then reject new calls the same way.
-   * @throws RequestValidationError for an option that cannot be changed here (`baseUrl`, `keyId`,
-   * `keySecret`, `dispatcher`, `connections`, `rateLimitStore`: the pause and its store belong to
-   * the client made with `new`, ...) or an invalid value.
+   * @throws RequestValidationError for an option that only `new ChatServiceClient` takes (one of
+   * {@link ClientOptions} that {@link ClientOverrides} does not have, such as `baseUrl` or
+   * `rateLimitStore`: the service, the key pair, the pool and the pause belong to the client made
+   * with `new`) or an invalid value.
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
     const [valid] = checkArguments({ operation: 'client.withOptions', redactor: this.#transport.redactor }, [

@@ -318,7 +318,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise} of {@link CustomerUserPage}s: await it for one page, `for await`
    * it for every user. Under `withMetadata(schema, { onInvalidMetadata: 'skip' })` (or
    * `responseValidation: 'warn'`) users whose metadata the schema rejects are left out of
@@ -351,7 +351,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
    * @param params - At least one of `name`, `email` (non-empty strings), `metadata` (a plain JSON
    * object; with `withMetadata`, checked by your schema, and its output is what is sent).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} of this call.
    * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent): an empty update (no member given, or all
    * `undefined`), an empty name or email, metadata that is not a plain JSON object (or that your
@@ -384,7 +384,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * (`page === total_pages`), which for the usual single-page answer is the only response. Its
    * `requestId` is the one to quote when the answer looks wrong.
    * @param externalId - The calling system's own user id, compared exactly (case and whitespace included).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`: for every page request.
+   * @param options - {@link RequestOptions} of this call, for every page request.
    * @returns An {@link APIPromise} of the user (fields as in `list`), or `null`.
    * @throws DuplicateExternalIdError when several users have this `external_id` (its `ids` lists
    * them, every page of the filter read; at most 1,000, the lookup stops there);
@@ -462,7 +462,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param externalId - The user's `external_id`, compared exactly.
    * @param update - Gets the current metadata (typed and checked by `withMetadata`'s schema, if
    * any) and returns (or resolves with) the new one.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, for every request.
+   * @param options - {@link RequestOptions} of this call, for every request.
    * @returns The updated user, or `undefined` when no user has this `external_id` (nothing is sent then).
    * @throws DuplicateExternalIdError when more than one user has this `external_id` (nothing is
    * written; `ids` lists them);

@@ -139,7 +139,7 @@ export class ConversationMessages {
    * percent-encoded as one path segment.
    * @param conversationId - The conversation's `id` (non-empty).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
@@ -188,7 +188,7 @@ export class ConversationMessages {
    *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
    *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations
    *   of that shard, see {@link shardOf}).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link ListAllIterable} of {@link Message}s with `progress`, `cursor()` and `skipped`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed cursor (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
@@ -257,7 +257,7 @@ export class ConversationMessages {
    *   {@link ConversationMessages.listAll}. A conversation that vanishes (404) counts as deleted.
    * @param params - `checkpoint` (one or an array, from `checkpoint()`), `limit` (messages per page,
    *   1–100, default 100), `concurrency` (1–64, default 8), `shard` (`{ index, count }`).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link NewMessages}: the new {@link Message}s, with `progress`, `summary` and
    *   `checkpoint()`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed checkpoint (nothing sent).
