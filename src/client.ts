@@ -63,6 +63,14 @@ let warnedAboutLogEnv = false
  * (Node.js with a DOM shim such as happy-dom or jsdom is a server: allowed), and always on Bun.
  */
 export class ChatServiceClient implements AsyncDisposable {
+  /**
+   * The environment variables the client reads `baseUrl`, `keyId` and `keySecret` from when the
+   * options do not give them: `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and
+   * `CHAT_SERVICE_KEY_SECRET`, by option name (`logLevel` falls back to `CHAT_SERVICE_LOG` the same
+   * way). For a wrapper that reads or reports them itself, as the `chat-service` command does.
+   */
+  static readonly ENVIRONMENT_VARIABLES = ENVIRONMENT_VARIABLES
+
   /** Token issuance (spec, Endpoint 1). */
   readonly auth: Auth
   /** Customer users (spec, Endpoints 2 and 3). */

@@ -1,13 +1,10 @@
-/**
- * The options of the client and of each call, as users write them, each documented once, in the
- * interface of the narrowest place it may be given: a call (`RequestOptions`), `withOptions`
- * (`ClientOverrides`, which extends it) or `new ChatServiceClient` (`ClientOptions`, which extends
- * that). The option table (`src/internal/option-table.ts`: schema, default, merge rule, scope) is
- * held to these interfaces key by key by the compiler.
- */
+// The options of the client and of each call, as users write them, each documented once, in the
+// interface of the narrowest place it may be given: a call (`RequestOptions`), `withOptions`
+// (`ClientOverrides`, which extends it) or `new ChatServiceClient` (`ClientOptions`, which extends
+// that). The option table (src/internal/option-table.ts: schema, default, merge rule, scope) is
+// held to these interfaces key by key by the compiler.
 import type { Dispatcher } from 'undici'
-import type { LogLevel, Logger } from './logger.ts'
-import type { ResponseValidation } from './response.ts'
+import type { Logger } from './logger.ts'
 
 /** Default per-attempt timeout: 60,000 ms. */
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -27,10 +24,10 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
  * What the SDK calls, and when:
  *
  * - `get()`: before an attempt, at most once every `maxAgeMs` (default
- *   {@link RATE_LIMIT_STORE_REFRESH_MS}, 100 ms; 0: before every attempt) per client (and the
+ *   100 ms; 0: before every attempt) per client (and the
  *   clients derived from it), and never while an earlier `get()` is pending.
- *   Attempts made while a read runs wait for it, at most {@link RATE_LIMIT_STORE_GET_TIMEOUT_MS}
- *   (250 ms) from its start, then go on with what the process knows itself; attempts in between
+ *   Attempts made while a read runs wait for it, at most 250 ms
+ *   from its start, then go on with what the process knows itself; attempts in between
  *   reads use the last value read, without waiting. A value in the past, or `0`, means no pause.
  * - `set(untilEpochMs)`: when a 429 makes the pause end later than both the process's own pause
  *   and the last value read. Not awaited: calls never wait for it. Several processes may call it
@@ -39,7 +36,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
  *
  * Failures never fail a call: a `get()` or `set()` that throws or rejects, a `get()` slower than
  * 250 ms, and a `get()` value that is not a finite number or lies more than 120 s ahead (twice
- * `MAX_RETRY_AFTER_MS`: not a pause the SDK could have set) are each logged once at `warn`
+ * the longest `Retry-After` the SDK honours, 60 s: not a pause the SDK could have set) are each logged once at `warn`
  * (redacted, through the client's `logger`) and ignored: the client keeps its own pause. No
  * rejection of the store's promises is left unhandled. Clocks of the processes sharing a store
  * must agree (NTP): the value is a moment, not a duration.
@@ -51,7 +48,7 @@ export interface RateLimitStore {
   set(untilEpochMs: number): void | Promise<void>
   /**
    * How old the value last read may be before an attempt reads it again, in ms (0 to 60,000; default
-   * {@link RATE_LIMIT_STORE_REFRESH_MS}, 100). `0` reads it before every attempt (one read at a time:
+   * 100). `0` reads it before every attempt (one read at a time:
    * attempts that meet a read running share it): a 429 one process meets then stops the others'
    * next requests, at the cost of one store round trip per request (about 0.1 to 0.3 ms for Redis
    * on the same network). Workers that all push against the limit find it themselves within one
@@ -64,7 +61,7 @@ export interface RateLimitStore {
    * each at its own (see `pacing`). A store without it keeps working: the 429 pause is shared, and
    * each process paces on its own.
    *
-   * The store keeps a token bucket and one {@link LearnedRate}, and does this atomically (one
+   * The store keeps a token bucket and one `RateLimitStore.LearnedRate`, and does this atomically (one
    * Redis Lua script, one round trip):
    *
    * 1. If `request.learned` is given and newer (`at`) than the stored one (or none is stored), it
@@ -88,7 +85,7 @@ export interface RateLimitStore {
 
 /**
  * The send rate a client learned from a 429 (see `pacing`), as shared through
- * {@link RateLimitStore.take}. Every process computes the rate from it the same way, so only this
+ * `RateLimitStore.take`. Every process computes the rate from it the same way, so only this
  * needs sharing. Store it as given.
  */
 export interface LearnedRate {
@@ -100,7 +97,7 @@ export interface LearnedRate {
   readonly recoveryMs: number
 }
 
-/** What {@link RateLimitStore.take} is asked. */
+/** What `RateLimitStore.take` is asked. */
 export interface RateLimitTake {
   /** Tokens wanted: a whole number from 0 (only exchange `learned`) to 10,000. */
   readonly tokens: number
@@ -114,7 +111,7 @@ export interface RateLimitTake {
   readonly learned?: LearnedRate | undefined
 }
 
-/** What {@link RateLimitStore.take} answers. */
+/** What `RateLimitStore.take` answers. */
 export interface RateLimitGrant {
   /** Tokens granted: a whole number from 0 to the tokens asked. */
   readonly tokens: number
@@ -122,9 +119,18 @@ export interface RateLimitGrant {
   readonly learned?: LearnedRate | null | undefined
 }
 
-/** Least time between two reads (`get()`) of a {@link RateLimitStore} by one client, in ms: 100. */
+/**
+ * The types of `RateLimitStore.take`: `RateLimitStore.Take` (what it is asked),
+ * `RateLimitStore.Grant` (what it answers) and `RateLimitStore.LearnedRate` (the rate they carry).
+ */
+// eslint-disable-next-line @typescript-eslint/no-namespace -- a declaration only: the types of one method, under its interface's name
+export declare namespace RateLimitStore {
+  export { LearnedRate, RateLimitTake as Take, RateLimitGrant as Grant }
+}
+
+/** Least time between two reads (`get()`) of a `RateLimitStore` by one client, in ms: 100. */
 export const RATE_LIMIT_STORE_REFRESH_MS = 100
-/** Longest an attempt waits for a {@link RateLimitStore}'s `get()`, in ms from the read's start: 250. */
+/** Longest an attempt waits for a `RateLimitStore`'s `get()`, in ms from the read's start: 250. */
 export const RATE_LIMIT_STORE_GET_TIMEOUT_MS = 250
 
 /**
@@ -194,7 +200,7 @@ export interface RequestOptions {
    * logs each distinct issue once at `warn` (redacted). A list's `pagination` block is always
    * checked strictly: paging cannot go on without it.
    */
-  responseValidation?: ResponseValidation | undefined
+  responseValidation?: 'strict' | 'warn' | undefined
 }
 
 /** Options of list methods: {@link RequestOptions} plus page prefetch. */
@@ -216,8 +222,11 @@ export interface ListRequestOptions extends RequestOptions {
 export interface ClientOverrides extends Omit<RequestOptions, 'signal'> {
   /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */
   logger?: Logger | undefined
-  /** Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable). */
-  logLevel?: LogLevel | undefined
+  /**
+   * Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable):
+   * `off` nothing, `error`, `warn`, `info` (each retry), `debug` (every attempt).
+   */
+  logLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug' | undefined
   /**
    * Largest response body accepted, in bytes after decoding (default 32 MiB); a larger one is cut
    * off with `ResponseValidationError`. An error response keeps its first 64 KiB.
@@ -255,7 +264,7 @@ export interface ClientOptions extends ClientOverrides {
   keySecret?: string | undefined
   /**
    * Shares the client's 429 pause with clients in other processes through a store you provide
-   * (Redis, a database row; see {@link RateLimitStore} for when it is read and written, and what
+   * (Redis, a database row; see `RateLimitStore` for when it is read and written, and what
    * happens when it fails). Default: none, the pause is this client's (and its derived clients')
    * alone. Set only here: clients made by `withOptions` share their parent's pause, and so its
    * store. An object without callable `get` and `set` is a `RequestValidationError`.

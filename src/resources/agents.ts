@@ -3,8 +3,8 @@ import type { RequestPipeline } from '../internal/pipeline.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { ENDPOINTS } from '../endpoints.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { agentSchema, type Agent, type AgentListParams } from '../schemas/agent.ts'
-import { pageParamsSchema } from '../schemas/common.ts'
+import { agentSchema, type Agent } from '../schemas/agent.ts'
+import { pageParamsSchema, type PageParams } from '../schemas/common.ts'
 
 const listAgents = defineList({ endpoint: ENDPOINTS.listAgents, params: pageParamsSchema, item: agentSchema })
 
@@ -34,7 +34,7 @@ export class Agents {
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(params: AgentListParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
+  list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
     return listPages(this.#pipeline, listAgents, {}, params, options)
   }
 }

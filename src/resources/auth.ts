@@ -8,7 +8,6 @@ import {
   boundIssueTokenResponseSchema,
   issueTokenParamsSchema,
   issueTokenResponseSchema,
-  type BoundIssueTokenResponse,
   type IssueTokenParams,
   type IssueTokenResponse,
 } from '../schemas/auth.ts'
@@ -55,7 +54,10 @@ export class Auth {
    * (the spec does not list them); APIConnectionError, APITimeoutError; APIUserAbortError;
    * ResponseValidationError; ChatServiceError once the client is closed.
    */
-  issueToken(params: IssueTokenParams & { agentId: string }, options?: RequestOptions): APIPromise<BoundIssueTokenResponse>
+  issueToken(
+    params: IssueTokenParams & { agentId: string },
+    options?: RequestOptions,
+  ): APIPromise<IssueTokenResponse & { user: { agentId: string }; agent: NonNullable<IssueTokenResponse['agent']> }>
   /**
    * Issues a chat token without binding an agent (spec, Endpoint 1); `agent` and `user.agentId`
    * in the result may be null or absent. Otherwise as the overload with `agentId` above.

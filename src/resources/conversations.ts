@@ -3,8 +3,8 @@ import type { RequestPipeline } from '../internal/pipeline.ts'
 import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { pageParamsSchema } from '../schemas/common.ts'
-import { conversationSchema, type Conversation, type ConversationListParams } from '../schemas/conversation.ts'
+import { pageParamsSchema, type PageParams } from '../schemas/common.ts'
+import { conversationSchema, type Conversation } from '../schemas/conversation.ts'
 import { createConversationMessages, type ConversationMessages } from './messages.ts'
 
 /** @internal `GET /rest/v1/conversations` (spec, Endpoint 5). */
@@ -44,7 +44,7 @@ export class Conversations {
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
+  list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
     return listPages(this.#pipeline, listConversations, {}, params, options)
   }
 }

@@ -50,7 +50,7 @@ export type MetadataOptions = {
    * Under `responseValidation: 'warn'` a user with invalid metadata is skipped and reported
    * whichever you choose: it is never returned as sent, so every item is the schema's output, as
    * its type says. Only a list's items are skipped; `update`'s result is a single user (see
-   * {@link CustomerUsers.withMetadata}).
+   * `withMetadata`).
    */
   onInvalidMetadata?: 'throw' | 'skip' | undefined
   /**
@@ -96,7 +96,7 @@ const skippedItems = new WeakMap<SkippedCustomerUser, SkippedItem>()
  * of it because their metadata does not match your `withMetadata` schema.
  * @typeParam Metadata - The type of `metadata` of the users in `data`.
  */
-export class CustomerUserPage<Metadata = CustomerUserMetadata> extends Page<CustomerUser<Metadata>> {
+export class CustomerUserPage<Metadata = Record<string, unknown> | null> extends Page<CustomerUser<Metadata>> {
   /**
    * The users the service sent on this page that are not in `data`: their metadata does not match
    * your schema (`withMetadata(schema, { onInvalidMetadata: 'skip' })`, or
@@ -300,7 +300,7 @@ export let createCustomerUsers: (pipeline: RequestPipeline) => CustomerUsers
  * @typeParam Metadata - The type of `metadata` in what reads and updates return.
  * @typeParam MetadataInput - The type of `metadata` an update accepts.
  */
-export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Record<string, unknown>> {
+export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataInput = Record<string, unknown>> {
   readonly #pipeline: RequestPipeline
   readonly #operations: CustomerUserOperations<Metadata, MetadataInput>
 
@@ -337,7 +337,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   /**
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
-   * full object to keep existing keys (or use {@link CustomerUsers.updateMetadata}).
+   * full object to keep existing keys (or use {@link resources.CustomerUsers.updateMetadata}).
    *
    * `params` may be built up at run time: any `{ name?, email?, metadata? }` object type-checks
    * (members may be `undefined`, which means "not given"). An update with nothing to change (`{}`,
@@ -373,7 +373,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * by `external_id` is the recommended lookup"), or `null` when there is none. It reads EVERY page
    * of the `external_id` filter, 100 users a page, and keeps only exact matches: the spec does not
    * say whether the service's filter matches exactly or partially, so `ext-1` never finds `ext-10`.
-   * Typed by your schema under {@link CustomerUsers.withMetadata}.
+   * Typed by your schema under {@link resources.CustomerUsers.withMetadata}.
    *
    * ```ts
    * const user = await client.customerUsers.findByExternalId('crm-4711') // CustomerUser | null
@@ -426,7 +426,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param schema - A zod schema of your metadata. Allow `null` (`.nullable()`) if some users have none.
    * @param options - `forbiddenKeys`: keys refused in metadata before sending;
    * `onInvalidMetadata` (`'throw'`, default, or `'skip'`) and `onSkip`: what a listing does with a
-   * user whose metadata the schema rejects (see {@link MetadataOptions}).
+   * user whose metadata the schema rejects (see `resources.MetadataOptions`).
    * @throws RequestValidationError when `forbiddenKeys` is not a list of strings,
    * `onInvalidMetadata` neither `'throw'` nor `'skip'`, or `onSkip` not a function.
    */
@@ -447,7 +447,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
 
   /**
    * Read-modify-write of one user's metadata, found by `external_id` with
-   * {@link CustomerUsers.findByExternalId} (exact match, every page of the filter): calls `update`
+   * {@link resources.CustomerUsers.findByExternalId} (exact match, every page of the filter): calls `update`
    * with its current metadata and sends what it returns as the new metadata. Use it to change some
    * keys and keep the others, since the spec does not say whether an update merges or replaces
    * metadata. The read is checked strictly whatever `responseValidation` says: what is read is

@@ -15,7 +15,7 @@ import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { idProblem, MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
+import { idProblem, MAX_LIMIT, type PageParams, type Pagination, type SchemaOf } from '../schemas/common.ts'
 import type { Conversation } from '../schemas/conversation.ts'
 import {
   messageConversationSchema,
@@ -23,7 +23,6 @@ import {
   messageSchema,
   type Message,
   type MessageConversation,
-  type MessageListParams,
 } from '../schemas/message.ts'
 
 /** Default requests in flight of `listAll`: 8 (see its TSDoc for why). */
@@ -86,7 +85,7 @@ type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: 
 /** Pages of the conversation list at `limit` a page (from `Conversations`, which owns that operation). @internal */
 export type ConversationPages = (limit: number, options: RequestOptions) => PreparedList<{ data: Conversation[]; pagination: Pagination }>
 
-/** What `listAll()` returns: every message of the company; see {@link ListAllIterable}. */
+/** What `listAll()` returns: every message of the company, with `progress`, `cursor()` and `skipped` (the class `resources.ListAllIterable`). */
 export type AllMessages = ListAllIterable<Conversation, Message>
 
 /** Makes a {@link MessagePage} (internal: its constructor is private; see src/internal/README.md). */
@@ -95,7 +94,12 @@ let createMessagePage: (body: MessagePageBody, response: APIResponse, source: Pa
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
   /** The conversation these messages belong to. */
-  readonly conversation: MessageConversation
+  readonly conversation: {
+    /** The conversation's id. */
+    readonly id: string
+    /** The conversation's title. */
+    readonly title: string
+  }
 
   static {
     createMessagePage = (body, response, source) => bindPageSource(new MessagePage(body, response), source)
@@ -147,7 +151,7 @@ export class ConversationMessages {
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
+  list(conversationId: string, params: PageParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
     return listPages(this.#pipeline, listMessages, { conversationId }, params, options)
   }
 
