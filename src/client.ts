@@ -2,6 +2,7 @@ import { inspect } from 'node:util'
 import type { ClientOptions, ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
 import { clientSettings } from './internal/option-table.ts'
+import { warnDeprecatedOptions } from './internal/deprecated-api.ts'
 import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
 import { RequestPipeline } from './internal/pipeline.ts'
 import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './internal/redact.ts'
@@ -156,6 +157,7 @@ export class ChatServiceClient implements AsyncDisposable {
       connectTimeout: resolved.timeout,
     })
 
+    warnDeprecatedOptions(valid, resolved.log)
     if (logLevel.invalidEnv !== undefined && !warnedAboutLogEnv) {
       warnedAboutLogEnv = true
       resolved.log.log(
@@ -206,12 +208,14 @@ export class ChatServiceClient implements AsyncDisposable {
       clientOverridesSchema,
       overrides,
     ])
+    const options = mergeOptions(this.#options, valid)
+    warnDeprecatedOptions(valid, options.log)
     const ownClosing = new AbortController()
     return ChatServiceClient.#derive({
       transport: this.#transport,
       baseUrl: this.baseUrl,
       keyId: this.keyId,
-      options: mergeOptions(this.#options, valid),
+      options,
       ownClosing,
       // Closed with its parent (and so with the pool's owner), or on its own.
       closing: AbortSignal.any([this.#closing, ownClosing.signal]),

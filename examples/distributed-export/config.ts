@@ -53,6 +53,14 @@ export interface NightResult {
   readonly files: string[]
 }
 
+/** `name`'s value, one of `values` (the first when unset). */
+function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T): T[number] {
+  const text = process.env[name]
+  if (text === undefined || text === '') return values[0]
+  if (!values.includes(text)) throw new Error(`${name} must be one of ${values.join(', ')}, received ${text}`)
+  return text
+}
+
 const number = (name: string, fallback: number): number => {
   const text = process.env[name]
   if (text === undefined || text === '') return fallback
@@ -94,8 +102,14 @@ export const settings = {
   watchEveryMs: number('EXPORT_WATCH_EVERY_MS', 5_000),
   /** How long the producer waits for an unreachable Redis before it gives up, saying so (ms). */
   redisDownMs: number('EXPORT_REDIS_DOWN_MS', 60_000),
-  /** `off` leaves the 429 pause to each process (to measure what the shared one saves). */
-  sharedRateLimit: process.env['EXPORT_RATE_LIMIT_STORE'] !== 'off',
+  /**
+   * What the workers share through Redis: `on` (default) the 429 pause, the learned rate and its
+   * budget; `pause` the 429 pause only (0.3's store, without `take`: each worker paces on its own);
+   * `off` nothing (to measure what sharing saves).
+   */
+  sharedRateLimit: oneOf('EXPORT_RATE_LIMIT_STORE', ['on', 'pause', 'off'] as const),
+  /** The SDK's `pacing` option: `adaptive` (default) or `off` (0.3's behaviour, to measure what pacing saves). */
+  pacing: oneOf('EXPORT_PACING', ['adaptive', 'off'] as const),
   /** The store's `maxAgeMs`: how old the pause read from Redis may be (ms; default the SDK's 100; 0: read before every request). */
   rateLimitStoreMaxAgeMs: process.env['EXPORT_STORE_MAX_AGE_MS'] === undefined ? undefined : number('EXPORT_STORE_MAX_AGE_MS', 100),
 }

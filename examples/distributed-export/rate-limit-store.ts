@@ -53,3 +53,8 @@ export function redisRateLimitStore(redis: Redis, key: string, maxAgeMs?: number
     maxAgeMs,
   }
 }
+
+/** The same store without `take`, as 0.3 had it: the 429 pause shared, each process pacing on its own. */
+export function pauseOnly(store: RateLimitStore): RateLimitStore {
+  return { get: () => store.get(), set: (untilEpochMs) => store.set(untilEpochMs), maxAgeMs: store.maxAgeMs }
+}

@@ -16,13 +16,13 @@ import {
 } from './config.ts'
 import { finishNight } from './night-job.ts'
 import { safeUrl } from './redis-info.ts'
-import { redisRateLimitStore } from './rate-limit-store.ts'
+import { pauseOnly, redisRateLimitStore } from './rate-limit-store.ts'
 import { describeRedisError, exportShard, LOCK_LOST, STOPPING } from './shard-job.ts'
 
 const redis = connect()
-const client = new ChatServiceClient({
-  ...(settings.sharedRateLimit ? { rateLimitStore: redisRateLimitStore(redis, rateLimitKey(), settings.rateLimitStoreMaxAgeMs) } : {}),
-})
+const store = redisRateLimitStore(redis, rateLimitKey(), settings.rateLimitStoreMaxAgeMs)
+const shared = { on: store, pause: pauseOnly(store), off: undefined }[settings.sharedRateLimit]
+const client = new ChatServiceClient({ pacing: settings.pacing, ...(shared === undefined ? {} : { rateLimitStore: shared }) })
 const say = (line: string): void => void process.stdout.write(`worker ${process.pid}: ${line}\n`)
 // A Redis that is down makes every connection report every reconnection: one line per new error.
 let lastError: string | undefined

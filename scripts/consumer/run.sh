@@ -27,27 +27,34 @@
 #                      the two copies for every exported error class, both ways: an error is an
 #                      instance of its class and ancestors from the other copy and of no other
 #                      class; and a 404 thrown by each copy's client against the other's classes.
-#   ts-nodenext-esm    typescript@~6.0 + @types/node, `type: module`, module/moduleResolution
-#                      nodenext, strict: tsc --noEmit of sample.ts (every endpoint, the public
-#                      types, Page/PagePromise/MessagePage, for await, instanceof on every error
-#                      class, chat-service-sdk/testing), misuse.ts (the negative check: each
-#                      `// @ts-expect-error` misuse must be an error) and optional-undefined.ts
-#                      (every optional property of every input accepts an explicit `undefined`:
-#                      every ts-* project has exactOptionalPropertyTypes). Then runs sample.ts and
+#   ts-nodenext-esm    @types/node, `type: module`, module/moduleResolution nodenext, strict: tsc --noEmit
+#                      of sample.ts (every endpoint, the public types, Page/PagePromise/MessagePage,
+#                      for await, instanceof on every error class, chat-service-sdk/testing), misuse.ts
+#                      (the negative check: each `// @ts-expect-error` misuse must be an error) and
+#                      optional-undefined.ts (every optional property of every input accepts an
+#                      explicit `undefined`: every ts-* project has exactOptionalPropertyTypes), under
+#                      each TypeScript users have (below). Then runs sample.ts and
 #                      optional-undefined.ts on Node (type stripping) against the fake, so the
 #                      types are checked against the real behaviour too.
-#   ts-nodenext-cjs    The same type check in a CommonJS package (resolves the .d.cts files), with
+#   ts-nodenext-cjs    The same type checks in a CommonJS package (resolves the .d.cts files), with
 #                      @types/node@^22 (a Node 22 user; the others use @types/node@^24).
-#   ts-bundler         The same type check with module esnext + moduleResolution bundler.
-#   ts-node10-cjs      typescript@5 (a TypeScript 5 user), a CommonJS package, module commonjs +
-#                      moduleResolution node10, which ignores `exports`: the subpaths resolve
-#                      through package.json `typesVersions` only. The same type check plus the
-#                      msw-mode types (msw installed), and tsc's file list must show the .d.cts of
-#                      chat-service-sdk/testing and /testing/msw.
+#   ts-bundler         The same type checks with module esnext + moduleResolution bundler.
+#   ts-node10-cjs      The oldest TypeScript, a CommonJS package, module commonjs +
+#                      moduleResolution node10 (gone from TypeScript 7), which ignores `exports`: the
+#                      subpaths resolve through package.json `typesVersions` only. The same type check
+#                      plus the msw-mode types (msw installed), and tsc's file list must show the
+#                      .d.cts of chat-service-sdk/testing and /testing/msw.
 #   ts-libcheck        skipLibCheck: false with msw installed: the package's .d.ts AND .d.cts
-#                      (sample + msw-mode types copied in as .mts and .cts) are checked in full.
+#                      (sample + msw-mode types copied in as .mts and .cts) are checked in full, under
+#                      TypeScript 6.0 and 7 (msw 3's own declarations need a TypeScript newer than
+#                      5.5: `Uint8Array<...>`, and require() of ES modules from .cts).
 #   ts-libcheck-no-msw skipLibCheck: false WITHOUT msw: chat-service-sdk and chat-service-sdk/testing
 #                      type-check in full without msw (only chat-service-sdk/testing/msw needs it).
+# TypeScript: every ts-* check runs each compiler of the repository's devDependencies, so that no
+# project downloads one: the oldest supported (`typescript-5.5`, npm:typescript@~5.5.4: zod 4, whose
+# types are part of ours, states 5.5 as its floor; 5.0 to 5.4 compile the types today but are not
+# promised), the one the project builds with (`typescript`, ~6.0), and TypeScript 7 (`typescript-7`,
+# the native compiler). README.md, "Support policy", names them.
 # The ts-* projects other than ts-libcheck* use skipLibCheck: true (what `tsc --init` writes),
 # for that reason and because a full library check costs about 10 s per project.
 #
@@ -60,8 +67,11 @@ PREFIX=consumer
 # shellcheck source=scripts/consumer/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TYPESCRIPT=typescript@~6.0
-TYPESCRIPT_5=typescript@5 # node10 resolution: what `module: commonjs` still means on TypeScript 5
+# The compilers (devDependencies of the repository, see above), oldest first.
+TSC_OLDEST=$ROOT/node_modules/typescript-5.5/bin/tsc
+TSC_6=$ROOT/node_modules/typescript/bin/tsc
+TSC_7=$ROOT/node_modules/typescript-7/bin/tsc
+COMPILERS=("$TSC_OLDEST" "$TSC_6" "$TSC_7")
 TYPES_NODE=@types/node@^24
 TYPES_NODE_22=@types/node@^22 # a Node 22 user's types: the package supports Node 22.19
 MSW=(msw@^3 @mswjs/interceptors)
@@ -71,6 +81,10 @@ started=$(now_ms)
 make_workdir
 setup_node
 get_tarball "${1:-}"
+for tsc in "${COMPILERS[@]}"; do
+  [ -f "$tsc" ] || die "$tsc is missing: run npm install in $ROOT (the TypeScript versions are devDependencies)"
+  echo "$PREFIX: TypeScript $("$NODE" "$tsc" -v | sed 's/^Version //') ($tsc)"
+done
 
 check_esm() {
   local dir=$WORK/$1
@@ -121,16 +135,22 @@ write_tsconfig() {
   cat "$dir/tsconfig.json"
 }
 
+# tsc_in DIR [TSC...]: tsc --noEmit in DIR with each compiler (default: all of COMPILERS).
 tsc_in() {
-  echo "+ tsc --noEmit -p $1 ($(cd "$1" && "$NODE" node_modules/typescript/bin/tsc -v))"
-  (cd "$1" && "$NODE" node_modules/typescript/bin/tsc --noEmit -p . --pretty false)
+  local dir=$1 tsc
+  shift
+  [ $# -gt 0 ] || set -- "${COMPILERS[@]}"
+  for tsc in "$@"; do
+    echo "+ tsc --noEmit -p $dir ($("$NODE" "$tsc" -v))"
+    (cd "$dir" && "$NODE" "$tsc" --noEmit -p . --pretty false)
+  done
 }
 
 # check_ts NAME TYPE MODULE RESOLUTION VERBATIM RUN(yes|no) TYPES_NODE
 check_ts() {
   local dir=$WORK/$1
   new_project "$1" "$2"
-  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$7"
+  npm_install "$dir" "$TARBALL" "$7"
   cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$dir/"
   cp "$FIXTURES/metadata-misuse.ts" "$dir/" # typed metadata misuses (withMetadata), also must not compile
   write_tsconfig "$dir" "$3" "$4" true "$5" "$LIBS" sample.ts misuse.ts optional-undefined.ts metadata-misuse.ts
@@ -147,12 +167,12 @@ check_ts() {
 check_ts_node10() {
   local dir=$WORK/$1 file
   new_project "$1" commonjs
-  npm_install "$dir" "$TARBALL" "$TYPESCRIPT_5" "$TYPES_NODE_22" "${MSW[@]}"
+  npm_install "$dir" "$TARBALL" "$TYPES_NODE_22" "${MSW[@]}"
   cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$FIXTURES/msw-types.ts" "$dir/"
   # "dom": msw's own types use DOM globals (see check_ts_libcheck).
   write_tsconfig "$dir" commonjs node10 true false "$LIBS,dom" sample.ts misuse.ts optional-undefined.ts msw-types.ts
-  tsc_in "$dir"
-  (cd "$dir" && "$NODE" node_modules/typescript/bin/tsc -p . --listFilesOnly) >"$dir/files.txt"
+  tsc_in "$dir" "$TSC_OLDEST"
+  (cd "$dir" && "$NODE" "$TSC_OLDEST" -p . --listFilesOnly) >"$dir/files.txt"
   for file in dist/index.d.cts dist/testing/index.d.cts dist/testing/msw.d.cts; do
     grep -q "node_modules/chat-service-sdk/$file\$" "$dir/files.txt" || {
       echo "tsc did not read chat-service-sdk/$file; it read:"
@@ -166,7 +186,7 @@ check_ts_node10() {
 check_ts_libcheck() {
   local dir=$WORK/$1
   new_project "$1" module
-  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE" "${MSW[@]}"
+  npm_install "$dir" "$TARBALL" "$TYPES_NODE" "${MSW[@]}"
   cp "$FIXTURES/sample.ts" "$dir/sample.mts"
   cp "$FIXTURES/sample.ts" "$dir/sample.cts"
   cp "$FIXTURES/optional-undefined.ts" "$dir/optional-undefined.mts"
@@ -177,13 +197,13 @@ check_ts_libcheck() {
   # users need "dom" in lib. The SDK's types do not (the other projects have no "dom").
   write_tsconfig "$dir" nodenext nodenext false false "$LIBS,dom" sample.mts sample.cts optional-undefined.mts optional-undefined.cts \
     msw-types.mts msw-types.cts
-  tsc_in "$dir"
+  tsc_in "$dir" "$TSC_6" "$TSC_7"
 }
 
 check_ts_libcheck_no_msw() {
   local dir=$WORK/$1
   new_project "$1" module
-  npm_install "$dir" "$TARBALL" "$TYPESCRIPT" "$TYPES_NODE"
+  npm_install "$dir" "$TARBALL" "$TYPES_NODE"
   cp "$FIXTURES/sample.ts" "$FIXTURES/misuse.ts" "$FIXTURES/optional-undefined.ts" "$dir/"
   write_tsconfig "$dir" nodenext nodenext false true "$LIBS" sample.ts misuse.ts optional-undefined.ts
   tsc_in "$dir"

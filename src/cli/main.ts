@@ -10,14 +10,18 @@
  *
  * @module
  */
-import packageJson from '../../package.json' with { type: 'json' }
 import { parseCommandLine, UsageError, type Invocation } from './args.ts'
 import { commandHelp, generalHelp } from './commands.ts'
 import type { OutputStream } from './output.ts'
 import type { ProgressStream } from './progress.ts'
+import { VERSION } from '../version.ts'
 
-/** The package's version (the SDK's `VERSION` is the same, but loading the SDK for it would cost its whole start-up). */
-export const CLI_VERSION: string = packageJson.version
+/**
+ * The package's version: the SDK's `VERSION` (src/version.ts, a constant bundled into the bin), so
+ * that `--version` and help load neither the SDK (undici and zod are most of the start-up) nor
+ * package.json (bundled, it would ship the devDependencies and scripts inside the bin).
+ */
+export const CLI_VERSION: string = VERSION
 
 /** Exit statuses (see the module comment). */
 export const EXIT = { ok: 0, failure: 1, usage: 2, SIGINT: 130, SIGTERM: 143 } as const

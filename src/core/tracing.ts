@@ -29,6 +29,22 @@ export interface RequestTrace {
    * whose loop was left): its `error` event is not a failure of yours.
    */
   outcome?: 'success' | 'error' | 'cancelled'
+  /**
+   * Set when the last response carried the service's deprecation notice: a `Deprecation` header
+   * (RFC 9745) or a `Sunset` header (RFC 8594), on every call that gets one (the log says it once
+   * per operation per process). A span can record it, so that dashboards show which operations the
+   * service is retiring, and when. Header values and links have secrets scrubbed.
+   */
+  deprecation?: {
+    /** When the service deprecated (or, if in the future, will deprecate) the operation's resource: the `Deprecation` header's date (`@1688169599`, seconds since the epoch); `undefined` when absent or not a date. */
+    readonly deprecatedAt: Date | undefined
+    /** When it stops answering: the `Sunset` header's HTTP date; `undefined` when absent or not a date. */
+    readonly sunsetAt: Date | undefined
+    /** The two headers as sent (absent ones `undefined`), for a value that is not a date. */
+    readonly headers: { readonly deprecation: string | undefined; readonly sunset: string | undefined }
+    /** The response's `Link` targets with relation `deprecation` or `sunset` (where the service explains), as sent. */
+    readonly links: readonly { readonly rel: 'deprecation' | 'sunset'; readonly href: string }[]
+  }
   /** Set by `diagnostics_channel` on failure: the error the call rejected with (secrets scrubbed, as every SDK error). */
   error?: unknown
 }

@@ -5,7 +5,8 @@
  * 2. build the request from the operation (`operation.ts`): path, query string, body members;
  * 3. trace it (`tracing.ts`) around 4–6;
  * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
- *    carries and scrubs its headers before anything reads them;
+ *    carries and scrubs its headers before anything reads them; then notice the service's
+ *    deprecation headers, if any (`deprecation.ts`);
  * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
@@ -18,6 +19,8 @@ import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { ResponseValidation, WithResponse } from '../core/response.ts'
 import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
+import { warnDeprecatedOperation, warnDeprecatedOptions } from './deprecated-api.ts'
+import { noticeDeprecation } from './deprecation.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
@@ -96,6 +99,7 @@ export class RequestPipeline {
       return this.refuse(operation, error)
     }
     const [ids, valid, callOptions] = checked
+    this.#deprecations(operation.name, callOptions)
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const request: OutgoingRequest = {
       operation: operation.name,
@@ -127,6 +131,7 @@ export class RequestPipeline {
       [operation.params, params],
       [listRequestOptionsSchema, options ?? {}, ['options']],
     )
+    this.#deprecations(operation.name, listOptions)
     const { prefetch = 0, ...callOptions } = listOptions
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
@@ -204,12 +209,19 @@ export class RequestPipeline {
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
+        noticeDeprecation(request, raw, options.log, trace)
         // The transport has remembered the secrets this body carries and scrubbed the headers.
         const body = decodeBody(raw)
         if (!raw.success) throw statusError(raw, body, request, redactor)
         return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
       },
     )
+  }
+
+  /** Warns (once per process) about a deprecated operation or call option (deprecated-api.ts; none today). */
+  #deprecations(operation: string, callOptions: object): void {
+    warnDeprecatedOperation(operation, this.#options.log)
+    warnDeprecatedOptions(callOptions, this.#options.log)
   }
 
   #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'member'>): ReadContext {

@@ -8,9 +8,17 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { DEFAULT_COMPRESSION_MIN_BYTES } from './content-coding.ts'
-import { generateDataset, type GenerateDatasetOptions } from './dataset.ts'
-import { createFakeChatService } from './fake-service.ts'
-import type { FakeCompression, FakeServerHandle, RateLimitOptions } from './types.ts'
+// The kit's entry, not its modules: the bin (dist/testing/cli.js) imports the built entry beside it
+// instead of a second copy of the fake (scripts/bin-plugins.ts).
+import {
+  createFakeChatService,
+  generateDataset,
+  type FakeCompression,
+  type DeprecationHeaders,
+  type FakeServerHandle,
+  type GenerateDatasetOptions,
+  type RateLimitOptions,
+} from './index.ts'
 
 /** Default port: fixed, so that the printed environment lines stay valid from one run to the next. */
 const DEFAULT_PORT = 4010
@@ -44,6 +52,9 @@ Options:
   --rate-limit-retry-after seconds|ms|none
                        how a 429 tells the wait: Retry-After in whole seconds (default),
                        retry-after-ms, or no header at all
+  --deprecation VALUE  send the service's deprecation notice on every response: this Deprecation
+                       header (RFC 9745, e.g. @1688169599); also --sunset DATE (Sunset, RFC 8594,
+                       an HTTP date) and --deprecation-link VALUE (the Link header), each as given
   --record-requests N  keep the latest N requests for GET /__fake/requests (default ${DEFAULT_RECORDED}; 0: none)
   --compression off|gzip|br
                        compress response bodies with only this coding when the client accepts it,
@@ -88,6 +99,7 @@ interface CliOptions {
   compression: FakeCompression
   compressionMinBytes: number
   rateLimit: RateLimitOptions | undefined
+  deprecation: DeprecationHeaders | undefined
   dataset: GenerateDatasetOptions
   json: boolean
 }
@@ -163,6 +175,9 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
         'rate-limit': { type: 'string' },
         'rate-limit-window': { type: 'string' },
         'rate-limit-retry-after': { type: 'string' },
+        deprecation: { type: 'string' },
+        sunset: { type: 'string' },
+        'deprecation-link': { type: 'string' },
         host: { type: 'string' },
         'record-requests': { type: 'string' },
         compression: { type: 'string' },
@@ -189,6 +204,10 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
     compression: compressionOf(values.compression),
     compressionMinBytes: integer('compression-min-bytes', values['compression-min-bytes'], DEFAULT_COMPRESSION_MIN_BYTES, 0),
     rateLimit: rateLimitOf(values['rate-limit'], values['rate-limit-window'], values['rate-limit-retry-after']),
+    deprecation:
+      values.deprecation === undefined && values.sunset === undefined && values['deprecation-link'] === undefined
+        ? undefined
+        : { deprecation: values.deprecation, sunset: values.sunset, link: values['deprecation-link'] },
     json: values.json,
     dataset: {
       seed: integer('seed', values.seed, 1),
@@ -284,6 +303,7 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
     rateLimit: options.rateLimit,
     compression: options.compression,
     compressionMinBytes: options.compressionMinBytes,
+    deprecation: options.deprecation,
   })
   let server: FakeServerHandle
   try {

@@ -135,6 +135,27 @@ export function createControl(fake: FakeChatService, secrets: () => Iterable<str
     },
     {
       method: 'POST',
+      path: '/deprecation',
+      fields: ['deprecation', 'sunset', 'link'],
+      run: (body) => {
+        try {
+          fake.setDeprecation(body) // each header checked by setDeprecation
+        } catch (error) {
+          throw new CommandError(error instanceof Error ? error.message : String(error))
+        }
+        return noContent()
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/deprecation',
+      run: () => {
+        fake.setDeprecation(undefined)
+        return noContent()
+      },
+    },
+    {
+      method: 'POST',
       path: '/reset',
       fields: [],
       run: () => {

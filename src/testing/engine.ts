@@ -10,7 +10,7 @@ import { ROUTES } from './endpoints.ts'
 import { FaultQueue, syntheticResponse } from './faults.ts'
 import { errorResponse, isBodilessStatus, newRequestId, REQUEST_ID_HEADER, type FakeRequest, type FakeResponse } from './http.ts'
 import { Router, type RouteOptions, type ServiceContext } from './router.ts'
-import type { RecordedRequest } from './types.ts'
+import type { DeprecationHeaders, RecordedRequest } from './types.ts'
 
 /** What a transport must do for one request. */
 export interface ResponsePlan {
@@ -36,6 +36,8 @@ export interface EngineOptions {
   maxRecordedRequests: number
   /** How listen mode compresses responses (`undefined`: never); a server's `listen` options may replace it. */
   compression: CompressionPolicy | undefined
+  /** The deprecation notice every response carries (`setDeprecation` changes it), or none. */
+  deprecation: DeprecationHeaders | undefined
 }
 
 /** Request recording, faults and routing of one fake service. */
@@ -89,6 +91,10 @@ export class Engine {
     }
     // Every response carries its id, synthetic ones included; a fault's own headers may replace it.
     const headers: Record<string, string> = { ...response.headers, [REQUEST_ID_HEADER]: requestId }
+    const notice = this.options.deprecation
+    if (notice?.deprecation !== undefined) headers['deprecation'] = notice.deprecation
+    if (notice?.sunset !== undefined) headers['sunset'] = notice.sunset
+    if (notice?.link !== undefined) headers['link'] = notice.link
     if (fault?.headers) for (const [name, value] of Object.entries(fault.headers)) headers[name.toLowerCase()] = value
     response = { ...response, headers }
     if (isBodilessStatus(response.status)) response = { ...response, body: Buffer.alloc(0) }

@@ -18,6 +18,7 @@ import { agentView, conversationView, messageView, storedCustomerUserView } from
 import type {
   AgentRecord,
   ConversationRecord,
+  DeprecationHeaders,
   FakeChatServiceOptions,
   FakeListenOptions,
   FakeSeed,
@@ -57,8 +58,8 @@ export interface FakeChatService {
    * peer gets 403): `POST /__fake/faults` (`{ n, fault }`), `POST /__fake/seed` ({@link FakeSeed}),
    * `POST /__fake/append-messages` (`{ companyId, conversationId, messages }`),
    * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `GET /__fake/requests`
-   * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests` and
-   * `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
+   * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests`,
+   * `POST` and `DELETE /__fake/deprecation` (as `setDeprecation`) and `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
    *
    * `compression` and `compressionMinBytes` override the fake's options for this server (see
    * `FakeCompression`).
@@ -74,6 +75,12 @@ export interface FakeChatService {
   failNext(n: number, fault: FaultSpec): void
   /** Drops every queued fault. */
   clearFaults(): void
+  /**
+   * From now on every response of the API carries this deprecation notice (`undefined`: none);
+   * `reset()` returns to the `deprecation` option's. See {@link DeprecationHeaders}.
+   * @throws TypeError when a header given is not a string.
+   */
+  setDeprecation(headers: DeprecationHeaders | undefined): void
   /** Requests received so far, oldest first (a live read-only view). */
   readonly requests: readonly RecordedRequest[]
   /** Empties `requests`. */
@@ -129,7 +136,7 @@ export interface FakeChatService {
 /**
  * Creates an in-memory fake of the Chat Service (spec: the whole interface). Where the spec is
  * open, the fake's choices are listed in TESTING.md ("The fake's choices").
- * @throws RangeError when `latencyMs` is negative or not finite, `recordRequests` is a number that is
+ * @throws TypeError when a header of `deprecation` is not a string; RangeError when `latencyMs` is negative or not finite, `recordRequests` is a number that is
  * not an integer of at least 0, `compression` is none of `true`, `false`, `'off'`, `'gzip'` and
  * `'br'`, `compressionMinBytes` is not an integer of at least 0, or `rateLimit` is out of range
  * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1); Error when `seed` is
@@ -148,6 +155,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       latencyMs,
       maxRecordedRequests: recordLimit(options.recordRequests),
       compression: compressionPolicy(options.compression, options.compressionMinBytes),
+      deprecation: deprecationHeaders(options.deprecation),
     },
   )
   const initial = options.seed
@@ -166,6 +174,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       rateLimit?.clear()
       engine.clearRequests()
       engine.faults.clear()
+      engine.options.deprecation = deprecationHeaders(options.deprecation)
       if (initial) state.seed(initial)
     },
     async listen(opts = {}) {
@@ -181,6 +190,9 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     clearFaults() {
       engine.faults.clear()
+    },
+    setDeprecation(headers) {
+      engine.options.deprecation = deprecationHeaders(headers)
     },
     get requests() {
       return engine.requests
@@ -242,4 +254,18 @@ function recordLimit(option: boolean | number | undefined): number {
     throw new RangeError('chat-service-sdk/testing: recordRequests must be a boolean or an integer of at least 0')
   }
   return option
+}
+
+/** A copy of a deprecation notice (a caller changing theirs later changes nothing), each header checked to be a string. */
+function deprecationHeaders(headers: DeprecationHeaders | undefined): DeprecationHeaders | undefined {
+  if (headers === undefined) return undefined
+  const copy: DeprecationHeaders = {}
+  for (const name of ['deprecation', 'sunset', 'link'] as const) {
+    const value: unknown = headers[name]
+    if (value === undefined) continue
+    if (typeof value !== 'string')
+      throw new TypeError(`chat-service-sdk/testing: the deprecation notice's ${name} must be a string (the header as sent)`)
+    copy[name] = value
+  }
+  return copy
 }

@@ -265,6 +265,26 @@ export interface FakeChatServiceOptions {
    * a token bucket's or a fixed window's limit. Default: no limit. See {@link RateLimitOptions}.
    */
   rateLimit?: RateLimitOptions | undefined
+  /**
+   * The service's deprecation notice, on every response of the API (both modes, errors
+   * included; not the control endpoints): as a gateway retiring `/rest/v1` would send it. Default:
+   * none. `setDeprecation` changes it; one response only: a fault's `headers`. See
+   * {@link DeprecationHeaders}.
+   */
+  deprecation?: DeprecationHeaders | undefined
+}
+
+/**
+ * The headers of a deprecation notice, each sent as given (none is checked, so that tests can
+ * send odd values too); an absent one is not sent.
+ */
+export interface DeprecationHeaders {
+  /** `Deprecation` (RFC 9745): a structured-field date, `@` and seconds since the epoch, e.g. `'@1688169599'`. */
+  deprecation?: string | undefined
+  /** `Sunset` (RFC 8594): an HTTP date, e.g. `'Sun, 31 Jan 2027 23:59:59 GMT'`. */
+  sunset?: string | undefined
+  /** `Link` (RFC 8288), e.g. `'<https://docs.example.com/migrate>; rel="deprecation"'`. */
+  link?: string | undefined
 }
 
 /**

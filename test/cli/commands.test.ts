@@ -23,7 +23,11 @@ import {
   type RunOptions,
 } from './helpers.ts'
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string
+  scripts: Record<string, string>
+}
+const VERSION = PACKAGE.version
 const DATASET = { seed: 11, agents: 5, customerUsers: 250, conversations: 30, messages: 600 }
 
 let installed: Installed
@@ -65,6 +69,14 @@ describe('the package ships the command', () => {
     expect(installed.bin.endsWith('/dist/cli/index.cjs')).toBe(true)
     expect(installed.files.filter((file) => file.startsWith('dist/cli/') && !file.endsWith('.map'))).toEqual(['dist/cli/index.cjs'])
     expect(readFileSync(installed.bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+
+  it("takes its version from the SDK's VERSION: the bin holds no copy of package.json (its devDependencies, its scripts)", () => {
+    const code = readFileSync(installed.bin, 'utf8')
+    expect(code).not.toContain('devDependencies')
+    // The scripts' command lines (one-word ones, such as `tsup`, are names the code may mention).
+    const commandLines = Object.values(PACKAGE.scripts).filter((script) => script.includes(' '))
+    expect(commandLines.filter((script) => code.includes(script))).toEqual([])
   })
 
   it('runs as an executable (its shebang finds node on PATH): --version prints the package version', async () => {

@@ -55,6 +55,8 @@ export const RECOVERY_PER_PAUSE = 20
 export const MAX_RECOVERY_MS = 60_000
 /** While probing up from the first limit found (a lower bound), the rate doubles this often, ms. */
 export const PROBE_DOUBLING_MS = 1_000
+/** The rate averaged over one doubling of probing, as a share of the rate at its end: 1 / (2 ln 2). */
+const PROBE_AVERAGE = 1 / (2 * Math.LN2)
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
 /** The window the accepted and sent rates are measured over, ms. */
@@ -123,11 +125,11 @@ export class RateLearner {
   readonly #paused = new SlotCounter()
 
   /**
-   * Whether the rate grows no faster than twice what this process sent lately. Off while the rate
-   * is spent out of a budget shared with other processes: this one's share says nothing of what
-   * all of them send.
+   * Whether what this process sends measures the rate: its growth is capped at twice it, and a 429
+   * lowers the rate from it when it is below the paced rate. Off while the rate is spent out of a
+   * budget shared with other processes: this one's share says nothing of what all of them send.
    */
-  capGrowth = true
+  measuresOwnSends = true
 
   /** The learned state (to share), or `undefined` while unpaced. */
   get learned(): LearnedRate | undefined {
@@ -155,7 +157,7 @@ export class RateLearner {
       rate = learned.max * (1 + (1 - BETA) * u * u * u)
       probing = t > k
     }
-    if (probing && this.capGrowth) {
+    if (probing && this.measuresOwnSends) {
       // No faster than twice what was sent lately: an idle client keeps its rate near the limit
       // found instead of growing one it never tried.
       const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS)
@@ -198,8 +200,11 @@ export class RateLearner {
     } else {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
       // or what was actually sent while not paused, if less).
-      const current = this.rate(sentAt) ?? MIN_RATE
-      const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS) ?? current
+      let current = this.rate(sentAt) ?? MIN_RATE
+      // A 429 that ends probing: the limit lies between the rate of one doubling ago and this one;
+      // the rate averaged over that doubling (1 / (2 ln 2) of this one) is where the 429 was earned.
+      if (before.recoveryMs === 0) current *= PROBE_AVERAGE
+      const sent = (this.measuresOwnSends ? this.#rateOf(this.#sent, now, RECENT_SLOTS) : undefined) ?? current
       const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
       learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
     }

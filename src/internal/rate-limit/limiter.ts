@@ -285,7 +285,7 @@ export class RateLimits {
         failed: (error) => {
           state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
           state.onShared = false
-          this.#learner.capGrowth = true
+          this.#learner.measuresOwnSends = true
           lanes.use(local)
           this.#pause.warnOnce(
             this.#log,
@@ -309,7 +309,7 @@ export class RateLimits {
   /** Tokens come from the store (again). */
   #useShared(state: LanesState, shared: SharedTokens): void {
     state.onShared = true
-    this.#learner.capGrowth = false
+    this.#learner.measuresOwnSends = false
     state.lanes.use(shared)
   }
 

@@ -1,0 +1,166 @@
+// Compiles a release's consumer fixtures (api/releases/<v>/consumer-fixtures/*.ts, the type checks
+// scripts/consumer/run.sh ran on that release) against another copy of the package's types, the way
+// run.sh's ts-nodenext-esm project does (nodenext, strict, exactOptionalPropertyTypes,
+// noUncheckedIndexedAccess, skipLibCheck), and says which API names each error involves, so that
+// the gate can ask whether the CHANGELOG lists it as a break.
+//
+// The fixtures compiled cleanly against their own release. An error now is code of that release's
+// users that stops compiling. An unused `// @ts-expect-error` (TS2578) is the opposite: a misuse
+// the release refused now compiles (its types accept more); reported, not a break.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import ts from 'typescript'
+
+/** One error of the compile. */
+export interface FixtureError {
+  /** `sample.ts:128` */
+  readonly where: string
+  readonly code: number
+  readonly message: string
+  /** The API names the error involves (declarations of the package its statement uses, names its message quotes). */
+  readonly names: readonly string[]
+}
+
+export interface FixtureCompile {
+  readonly files: readonly string[]
+  readonly errors: readonly FixtureError[]
+  /** TS2578: misuses the release refused that now compile. */
+  readonly relaxed: readonly FixtureError[]
+}
+
+/**
+ * Compiles every `.ts` file of `fixturesDir` (but `skip`) against the package installed at `packageDir` (a
+ * directory holding package.json and dist/), with the other packages the fixtures import (zod,
+ * undici, msw, @types/node) taken from `nodeModules`.
+ */
+export function compileFixtures(
+  fixturesDir: string,
+  packageDir: string,
+  nodeModules: string,
+  skip: readonly string[] = [],
+): FixtureCompile {
+  const project = mkdtempSync(join(tmpdir(), 'chat-service-sdk-fixtures-'))
+  try {
+    const modules = join(project, 'node_modules')
+    mkdirSync(modules)
+    for (const name of readdirSync(nodeModules)) {
+      if (name === 'chat-service-sdk' || name.startsWith('.')) continue
+      symlinkSync(join(nodeModules, name), join(modules, name), 'dir')
+    }
+    symlinkSync(packageDir, join(modules, 'chat-service-sdk'), 'dir')
+    const files = readdirSync(fixturesDir)
+      .filter((name) => name.endsWith('.ts') && !skip.includes(name))
+      .sort()
+    for (const name of files) symlinkSync(join(fixturesDir, name), join(project, name))
+    const usesMsw = files.some((name) =>
+      /from '(msw|@mswjs\/|chat-service-sdk\/testing\/msw)/.test(readFileSync(join(fixturesDir, name), 'utf8')),
+    )
+    // The fixtures' own package is an ES module project, like run.sh's ts-nodenext-esm.
+    ts.sys.writeFile(join(project, 'package.json'), '{ "type": "module", "private": true }\n')
+    const program = ts.createProgram(
+      files.map((name) => join(project, name)),
+      {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        target: ts.ScriptTarget.ES2023,
+        // "dom" for msw's own types, which use DOM globals (as run.sh's msw projects say); only
+        // when a fixture imports msw (lib.dom is most of a small compile's time).
+        lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts', ...(usesMsw ? ['lib.dom.d.ts'] : [])],
+        types: ['node'],
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: true,
+        noEmit: true,
+        // The package is linked in from elsewhere: its own imports (undici, zod) must resolve from
+        // the project's node_modules, as in an installed copy, not from where the files really are.
+        preserveSymlinks: true,
+        // A package given as sources (the tests': package.json `types` pointing into src/).
+        allowImportingTsExtensions: true,
+      },
+    )
+    const checker = program.getTypeChecker()
+    const installed = join(modules, 'chat-service-sdk')
+    const errors: FixtureError[] = []
+    const relaxed: FixtureError[] = []
+    // The fixtures' own errors (and the options'): a package given as sources (the tests' way to skip
+    // a build) is not checked under the fixtures' options.
+    const fixtureFiles = program.getSourceFiles().filter((file) => file.fileName.startsWith(project) && !file.fileName.startsWith(modules))
+    const diagnostics = [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...fixtureFiles.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+    ]
+    for (const diagnostic of diagnostics) {
+      const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
+      const file = diagnostic.file
+      let where = 'the compile'
+      const names = new Set(quotedNames(message))
+      if (file !== undefined && diagnostic.start !== undefined) {
+        where = `${file.fileName.slice(project.length + 1)}:${file.getLineAndCharacterOfPosition(diagnostic.start).line + 1}`
+        for (const name of usedNames(file, diagnostic.start, checker, installed)) names.add(name)
+      }
+      const error = { where, code: diagnostic.code, message, names: [...names].sort() }
+      if (diagnostic.code === 2578) relaxed.push(error)
+      else errors.push(error)
+    }
+    return { files, errors, relaxed }
+  } finally {
+    rmSync(project, { recursive: true, force: true })
+  }
+}
+
+/** Names a message quotes: `'PagePromise<Agent>'` gives PagePromise and Agent; "Property 'x' ... on type 'T'" gives T.x too. */
+function quotedNames(message: string): string[] {
+  const names: string[] = []
+  for (const match of message.matchAll(/'([^'\n]+)'/g)) {
+    for (const word of (match[1] ?? '').matchAll(/[A-Za-z_$][\w$]*/g)) names.push(word[0])
+  }
+  for (const match of message.matchAll(/Property '([\w$]+)' (?:does not exist|is missing) (?:on|in) type '([\w$]+)/g)) {
+    names.push(`${match[2]}.${match[1]}`)
+  }
+  return names
+}
+
+/** The package's declarations that the statement holding `position` uses, as API names (`CustomerUsers.list`). */
+function usedNames(file: ts.SourceFile, position: number, checker: ts.TypeChecker, installed: string): string[] {
+  let statement: ts.Node | undefined
+  const find = (node: ts.Node): void => {
+    if (position < node.getStart(file) || position >= node.getEnd()) return
+    if (ts.isStatement(node) && !ts.isBlock(node)) statement = node
+    ts.forEachChild(node, find)
+  }
+  find(file)
+  if (statement === undefined) return []
+  const names: string[] = []
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node)) {
+      let symbol = checker.getSymbolAtLocation(node)
+      if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol)
+      for (const declaration of symbol?.declarations ?? []) {
+        // The package's own files (paths as linked: preserveSymlinks), not its dependencies'.
+        const path = declaration.getSourceFile().fileName
+        if (!path.startsWith(`${installed}/`) || path.includes('/node_modules/', installed.length)) continue
+        const name = apiName(declaration)
+        if (name !== undefined) names.push(name)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(statement)
+  return names
+}
+
+/** `Name` for a top-level declaration, `Container.member` for a member (as the API report keys them). */
+function apiName(declaration: ts.Declaration): string | undefined {
+  const own = ts.getNameOfDeclaration(declaration)
+  const name = ts.isConstructorDeclaration(declaration) ? 'constructor' : own !== undefined && ts.isIdentifier(own) ? own.text : undefined
+  if (name === undefined) return undefined
+  let parent: ts.Node = declaration.parent
+  if (ts.isTypeLiteralNode(parent) && ts.isTypeAliasDeclaration(parent.parent)) parent = parent.parent
+  if (ts.isClassDeclaration(parent) || ts.isInterfaceDeclaration(parent) || ts.isTypeAliasDeclaration(parent)) {
+    return parent.name === undefined ? name : `${parent.name.text}.${name}`
+  }
+  return ts.isSourceFile(parent) || ts.isModuleBlock(parent) || ts.isVariableDeclarationList(parent) ? name : undefined
+}
