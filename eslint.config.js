@@ -9,7 +9,7 @@ export default tseslint.config(
       'dist/',
       'coverage/',
       'node_modules/',
-      'docs/',
+      'docs/api/',
       '.ci/',
       'api/',
       'bench/results/',

@@ -1,6 +1,7 @@
 import { defineConfig } from 'tsup'
 import { fakeBinUsesTestingEntry, withoutSourceMaps } from './scripts/bin-plugins.ts'
 import { engineCheckFirst } from './scripts/engine-check-plugin.ts'
+import { lineMaps } from './scripts/line-maps.ts'
 
 export default defineConfig({
   entry: {
@@ -27,8 +28,9 @@ export default defineConfig({
   // Source maps map stack traces (node --enable-source-maps, error trackers) to src/ files and
   // lines; they leave out the sources themselves (`sourcesContent`, 70 % of their bytes), which only a
   // debugger stepping through would show: the package unpacked fell from 3.0 MB to under 1.5 MB
-  // (scripts/check-size.ts keeps it there). The commands and the testing kit ship without maps
-  // (scripts/bin-plugins.ts says why).
+  // (scripts/check-size.ts keeps it there). Each generated line keeps one mapping, enough for a
+  // stack trace's file and line (scripts/line-maps.ts). The commands and the testing kit ship
+  // without maps (scripts/bin-plugins.ts says why).
   sourcemap: true,
   esbuildOptions(options) {
     options.sourcesContent = false
@@ -40,5 +42,5 @@ export default defineConfig({
   external: ['undici', 'zod', 'msw', '@mswjs/interceptors', 'chat-service-sdk'],
   noExternal: ['cli-progress'],
   esbuildPlugins: [engineCheckFirst, fakeBinUsesTestingEntry],
-  plugins: [withoutSourceMaps],
+  plugins: [withoutSourceMaps, lineMaps],
 })

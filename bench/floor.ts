@@ -2,7 +2,9 @@
 // pool, so that the SDK is compared with the best a user can do on the same transport, not with
 // a handicapped one. Keep this file in step with the Agent the SDK builds (src/internal/transport.ts).
 import { Agent, interceptors, type Dispatcher } from 'undici'
-import { DEFAULT_CONNECTIONS, DEFAULT_TIMEOUT_MS, VERSION } from 'chat-service-sdk'
+import { VERSION } from 'chat-service-sdk'
+// The SDK's defaults are internal since 0.4: read from its source, so that this floor follows them.
+import { DEFAULT_CONNECTIONS, DEFAULT_TIMEOUT_MS } from '../src/core/options.ts'
 import type { ServerInfo } from './fake.ts'
 
 /**

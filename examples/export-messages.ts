@@ -9,7 +9,7 @@
 // After the output file, any option of `chat-service export` (`--shard I/N`, `--concurrency N`,
 // `--max-items N`, ...). Ctrl-C, SIGTERM or a crash, then the same command, resumes with no gap and
 // no duplicate line; exit status 0, 1, 2, 130 or 143 as the command's. What the command does is
-// in the README, "The `chat-service` command".
+// in docs/command.md.
 import { main } from '../src/cli/main.ts'
 import { serviceEnvironment } from './connect.ts'
 

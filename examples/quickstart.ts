@@ -1,4 +1,4 @@
-// Quickstart: every operation of the SDK once, against the real service or the embedded fake.
+// Quickstart: the SDK's main operations once each, against the real service or the embedded fake.
 //   npm start
 import { APIError, ChatServiceError } from 'chat-service-sdk'
 import { connect } from './connect.ts'

@@ -15,8 +15,9 @@
 // 3.0 MB, 61 % of it source maps carrying a copy of the sources; without those copies (the SDK's
 // maps still map stack traces to src/ lines), without maps for the two commands and the testing kit
 // (scripts/bin-plugins.ts says why) and without a second copy of the fake inside
-// `chat-service-fake`, 1.35 MB; 0.4's pacing brought it to 1.50 MB, and the CHANGELOG (49 KB,
-// growing with every release, not shown by npm) left the package for the repository: 1.45 MB.
+// `chat-service-fake`, 1.35 MB; 0.4's pacing, the user guides (docs/*.md) and the CHANGELOG
+// brought it to 1.57 MB, and maps with one mapping per generated line (scripts/line-maps.ts: still
+// a stack trace's file and line) took it to 1.36 MB.
 // Run `npm run build` first.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up time of the `chat-service` bin (the figures in the README, "The `chat-service` command"):
+# Start-up time of the `chat-service` bin (the figures in docs/command.md, "Start-up"):
 # hyperfine (Debian: apt-get install hyperfine) runs, 30 times each after 3 warm-ups:
 #   node -e 0                    Node.js itself, the floor
 #   chat-service --version       the bin without the SDK (help and --version never load it)

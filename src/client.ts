@@ -1,6 +1,7 @@
 import { inspect } from 'node:util'
-import { DEFAULT_CONNECTIONS, type ClientOptions, type ClientOverrides } from './core/options.ts'
+import type { ClientOptions, ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
+import { clientSettings } from './internal/option-table.ts'
 import { warnDeprecatedOptions } from './internal/deprecated-api.ts'
 import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
 import { RequestPipeline } from './internal/pipeline.ts'
@@ -63,6 +64,14 @@ let warnedAboutLogEnv = false
  * (Node.js with a DOM shim such as happy-dom or jsdom is a server: allowed), and always on Bun.
  */
 export class ChatServiceClient implements AsyncDisposable {
+  /**
+   * The environment variables the client reads `baseUrl`, `keyId` and `keySecret` from when the
+   * options do not give them: `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and
+   * `CHAT_SERVICE_KEY_SECRET`, by option name (`logLevel` falls back to `CHAT_SERVICE_LOG` the same
+   * way). For a wrapper that reads or reports them itself, as the `chat-service` command does.
+   */
+  static readonly ENVIRONMENT_VARIABLES = ENVIRONMENT_VARIABLES
+
   /** Token issuance (spec, Endpoint 1). */
   readonly auth: Auth
   /** Customer users (spec, Endpoints 2 and 3). */
@@ -136,17 +145,16 @@ export class ChatServiceClient implements AsyncDisposable {
     const redactor = new Redactor(keySecret)
     const logLevel = resolveLogLevel(valid.logLevel, process.env[LOG_ENV])
     const resolved = mergeOptions(defaultOptions(redactor, logLevel.level), valid)
+    // Every option only `new` takes (the option table's `client` rows, defaults filled in) goes to
+    // the transport as it is: one the transport reads needs no line here.
     const transport = new Transport({
+      ...clientSettings(valid),
       origin: base.origin,
       prefix: base.prefix,
       keyId,
       keySecret,
       redactor,
-      dispatcher: valid.dispatcher,
-      connections: valid.connections ?? DEFAULT_CONNECTIONS,
       connectTimeout: resolved.timeout,
-      rateLimitStore: valid.rateLimitStore,
-      pacing: valid.pacing ?? 'adaptive',
     })
 
     warnDeprecatedOptions(valid, resolved.log)
@@ -178,11 +186,9 @@ export class ChatServiceClient implements AsyncDisposable {
   }
 
   /**
-   * A client that makes its calls with other defaults (`timeout`, `maxRetries`, `headers`,
-   * `logger`, `logLevel`, `maxResponseBytes`, `responseValidation`, `compression`), and shares
-   * this client's service, key pair, connection pool, 429 pause (with its `rateLimitStore`) and
-   * secret redaction. `headers` are
-   * merged over this client's. Cheap: make one per use.
+   * A client that makes its calls with other defaults (any option of {@link ClientOverrides}), and
+   * shares this client's service, key pair, connection pool, 429 pause (with its `rateLimitStore`)
+   * and secret redaction. `headers` are merged over this client's. Cheap: make one per use.
    *
    * ```ts
    * const patient = client.withOptions({ timeout: 120_000, maxRetries: 5 })
@@ -192,9 +198,10 @@ export class ChatServiceClient implements AsyncDisposable {
    * client and the clients derived from it (their later calls and retry waits reject with
    * ChatServiceError); `close()` on the client that owns the pool closes it for every client
    * derived from it, which then reject new calls the same way.
-   * @throws RequestValidationError for an option that cannot be changed here (`baseUrl`, `keyId`,
-   * `keySecret`, `dispatcher`, `connections`, `rateLimitStore`: the pause and its store belong to
-   * the client made with `new`, ...) or an invalid value.
+   * @throws RequestValidationError for an option that only `new ChatServiceClient` takes (one of
+   * {@link ClientOptions} that {@link ClientOverrides} does not have, such as `baseUrl` or
+   * `rateLimitStore`: the service, the key pair, the pool and the pause belong to the client made
+   * with `new`) or an invalid value.
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
     const [valid] = checkArguments({ operation: 'client.withOptions', redactor: this.#transport.redactor }, [

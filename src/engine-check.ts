@@ -1,26 +1,24 @@
-/**
- * Refuses to load the SDK on a Node.js older than its `engines` floor, with one clear line.
- *
- * Why a module of its own: undici 8 (the transport) crashes while it is being evaluated on Node 20
- * (`TypeError: Cannot read properties of undefined (reading 'bind')`), and `npm install` only
- * warns (EBADENGINE). ESM evaluates a file's imports in order, and the build hoists the imports of
- * `undici` and `zod` above any code of the entry file, so a check written inline in an entry would
- * run too late. Each entry therefore imports this file FIRST, and the build keeps it as a separate
- * file (`dist/engine-check.js` / `.cjs`, external to the entry bundles) so that its `import` /
- * `require` stays the first one in every entry's output. `package.json` lists it in `sideEffects`
- * so that bundlers keep it.
- *
- * The entries import it as `import {} from './engine-check.ts'`, not `import './engine-check.ts'`:
- * the build keeps both forms (verbatimModuleSyntax), but TypeScript keeps only the bare form in the
- * declaration files, where it drags the entry's `@packageDocumentation` comment below the other
- * imports and api-extractor fails (ae-misplaced-package-tag).
- *
- * The check throws (it does not exit the process): an uncaught throw still ends the process with
- * the message as the error's only line of text, and an app that loads the SDK with a dynamic
- * `import()` can catch it.
- *
- * @packageDocumentation
- */
+// Refuses to load the SDK on a Node.js older than its `engines` floor, with one clear line.
+//
+// Why a module of its own: undici 8 (the transport) crashes while it is being evaluated on Node 20
+// (`TypeError: Cannot read properties of undefined (reading 'bind')`), and `npm install` only
+// warns (EBADENGINE). ESM evaluates a file's imports in order, and the build hoists the imports of
+// `undici` and `zod` above any code of the entry file, so a check written inline in an entry would
+// run too late. Each entry therefore imports this file FIRST, and the build keeps it as a separate
+// file (`dist/engine-check.js` / `.cjs`, external to the entry bundles) so that its `import` /
+// `require` stays the first one in every entry's output. `package.json` lists it in `sideEffects`
+// so that bundlers keep it.
+//
+// The entries import it as `import {} from './engine-check.ts'`, not `import './engine-check.ts'`:
+// the build keeps both forms (verbatimModuleSyntax), but TypeScript keeps only the bare form in the
+// declaration files, where it drags the entry's `@packageDocumentation` comment below the other
+// imports and api-extractor fails (ae-misplaced-package-tag).
+//
+// The check throws (it does not exit the process): an uncaught throw still ends the process with
+// the message as the error's only line of text, and an app that loads the SDK with a dynamic
+// `import()` can catch it.
+//
+// @packageDocumentation
 
 /**
  * The lowest Node.js the SDK supports: `engines.node` of package.json (`>=22.19`), undici 8's floor.

@@ -11,7 +11,7 @@
 // Requests are counted by the server, per run. Contenders interleave over rounds (rotated); ratios
 // are taken per round.
 import type { Agent, Dispatcher } from 'undici'
-import type { MessagesCheckpoint, NewMessages } from 'chat-service-sdk'
+import type { MessagesCheckpoint, resources } from 'chat-service-sdk'
 import { credentialsBody, decompressingFloor, floorAgent, floorHeaders } from '../floor.ts'
 import { collectGarbage, fmtSpread, rotate, spread, table, type Spread } from '../lib.ts'
 import { listAllOf, sdkClient, timed, type ExportRun, type Target } from './contenders.ts'
@@ -58,7 +58,7 @@ interface NightlyContender {
   close(): Promise<void>
 }
 
-type ListNew = (params: { checkpoint?: MessagesCheckpoint; limit?: number; concurrency?: number }) => NewMessages
+type ListNew = (params: { checkpoint?: MessagesCheckpoint; limit?: number; concurrency?: number }) => resources.NewMessages
 
 function listNewOf(client: ReturnType<typeof sdkClient>): ListNew | undefined {
   const messages = client.conversations.messages as unknown as { listNew?: unknown }

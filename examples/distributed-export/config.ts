@@ -1,7 +1,7 @@
 // What the producer and the workers share: the queues' names, the job data, the Redis connection
 // and the settings, all from the environment (README.md in this folder lists them).
 import { Redis } from 'ioredis'
-import type { ListNewSummary, MessagesCheckpoint, Shard } from 'chat-service-sdk'
+import type { MessagesCheckpoint, Shard, resources } from 'chat-service-sdk'
 
 /** The queue of shard jobs (the flow's children) and the queue of nights (their parent). */
 export const SHARD_QUEUE = 'export-shard'
@@ -43,7 +43,7 @@ export interface ShardResult {
   readonly written: number
   readonly bytes: number
   readonly checkpoint: MessagesCheckpoint
-  readonly summary: ListNewSummary | null
+  readonly summary: resources.ListNewSummary | null
 }
 
 /** What a finished night returns. */

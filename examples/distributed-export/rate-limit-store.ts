@@ -1,9 +1,9 @@
 // The SDK's rate limit shared by every worker through Redis (`rateLimitStore`): when one process
 // gets a 429, all of them stop sending until its Retry-After has passed (get/set), and all of them
 // send at one learned rate out of one budget (take), instead of each finding the limit with 429s
-// of its own. The README's store ("One rate limit across processes"). Redis 6.2 or later.
+// of its own. The store of docs/rate-limits.md ("One rate limit across processes"). Redis 6.2 or later.
 import type { Redis } from 'ioredis'
-import type { RateLimitGrant, RateLimitStore, RateLimitTake } from 'chat-service-sdk'
+import type { RateLimitStore } from 'chat-service-sdk'
 
 /** Keeps the later moment (two workers may meet a 429 at once), and expires with it (PXAT: Redis 6.2+). */
 const SET_LATER = `if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1])
@@ -45,7 +45,7 @@ export function redisRateLimitStore(redis: Redis, key: string, maxAgeMs?: number
     set: async (untilEpochMs) => {
       await redis.eval(SET_LATER, 1, key, untilEpochMs)
     },
-    take: async ({ tokens, reserve, ratePerSecond, burst, learned }: RateLimitTake): Promise<RateLimitGrant> => {
+    take: async ({ tokens, reserve, ratePerSecond, burst, learned }: RateLimitStore.Take): Promise<RateLimitStore.Grant> => {
       const args = [tokens, reserve, ratePerSecond, burst, learned?.max ?? '', learned?.at ?? '', learned?.recoveryMs ?? '']
       const [granted, max, at, recoveryMs] = (await redis.eval(TAKE, 1, `${key}:pacing`, ...args)) as [number, ...(string | null)[]]
       return { tokens: granted, learned: max == null ? null : { max: Number(max), at: Number(at), recoveryMs: Number(recoveryMs) } }

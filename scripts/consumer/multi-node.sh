@@ -3,7 +3,7 @@
 #
 #   scripts/consumer/multi-node.sh [tarball]
 #
-# The quickstart (examples/quickstart.ts + examples/connect.ts: every operation once against the
+# The quickstart (examples/quickstart.ts + examples/connect.ts: the main operations once each against the
 # embedded fake seeded with 5 agents, 500 customer users, 60 conversations, 10,000 messages) runs
 # from the tarball on each Node line the package claims, plus a CommonJS load of both entries:
 #

@@ -2,7 +2,7 @@
 /**
  * `chat-service`, the package's command (package.json `bin`): the SDK's jobs from a terminal, a
  * cron line or a CI step. This file hands the process to main.ts, where the logic is; usage:
- * `chat-service --help`, guide: the README, "The `chat-service` command".
+ * `chat-service --help`, guide: docs/command.md.
  *
  * @module
  */

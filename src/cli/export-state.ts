@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ListNewSummary, MessagesCheckpoint } from 'chat-service-sdk'
+import type { MessagesCheckpoint, resources } from 'chat-service-sdk'
 import { onFile, readIfExists } from './files.ts'
 
 /** `I/N`, as the shard is written in state files and messages; `null` for a whole export. */
@@ -55,7 +55,7 @@ export interface CheckpointState {
     /** Its output's path, or `stdout`. */
     readonly out: string
     readonly written: number
-    readonly summary: ListNewSummary | null
+    readonly summary: resources.ListNewSummary | null
   } | null
 }
 

@@ -28,7 +28,7 @@
  */
 import { rm, truncate } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import type { ListNewSummary, Message, MessagesCheckpoint } from 'chat-service-sdk'
+import type { Message, MessagesCheckpoint, resources } from 'chat-service-sdk'
 import { APIUserAbortError, MAX_SHARDS, RequestValidationError, StaleCursorError } from 'chat-service-sdk'
 import { integerOption, listOption, requiredOption, shardOption, stringOption, UsageError } from './args.ts'
 import {
@@ -496,7 +496,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
 }
 
 /** What the scan found, for the log of a nightly job. */
-function reportSummary(context: CommandContext, summary: ListNewSummary): void {
+function reportSummary(context: CommandContext, summary: resources.ListNewSummary): void {
   const { rewound, deleted } = summary
   context.note(
     `conversations: ${summary.new} new, ${summary.grown} grown, ${summary.unchanged} unchanged, ${rewound.length} rewound, ${deleted.length} deleted` +

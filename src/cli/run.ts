@@ -11,7 +11,6 @@ import {
   APIUserAbortError,
   AuthenticationError,
   ChatServiceClient,
-  ENVIRONMENT_VARIABLES,
   PermissionDeniedError,
   RequestValidationError,
   type Logger,
@@ -38,15 +37,15 @@ function stderrLogger(stderr: CliProcess['stderr']): Logger {
 /** The variables the command needs and lacks, said for a person at a shell (the SDK's own message speaks of options). */
 function checkEnvironment(settings: Settings): void {
   const needed = [
-    [ENVIRONMENT_VARIABLES.baseUrl, settings.baseUrl],
-    [ENVIRONMENT_VARIABLES.keyId, settings.keyId],
-    [ENVIRONMENT_VARIABLES.keySecret, settings.keySecret],
+    [ChatServiceClient.ENVIRONMENT_VARIABLES.baseUrl, settings.baseUrl],
+    [ChatServiceClient.ENVIRONMENT_VARIABLES.keyId, settings.keyId],
+    [ChatServiceClient.ENVIRONMENT_VARIABLES.keySecret, settings.keySecret],
   ] as const
   const missing = needed.filter(([, setting]) => (setting.value ?? '') === '').map(([name]) => name)
   if (missing.length === 0) return
   throw new ConfigurationError(
     `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: set ${missing.length === 1 ? 'it' : 'them'} in the environment or in a file given with --env-file FILE` +
-      `${missing.includes(ENVIRONMENT_VARIABLES.baseUrl) ? ' (or pass --base-url URL)' : ''}; the key pair is never read from a flag`,
+      `${missing.includes(ChatServiceClient.ENVIRONMENT_VARIABLES.baseUrl) ? ' (or pass --base-url URL)' : ''}; the key pair is never read from a flag`,
   )
 }
 

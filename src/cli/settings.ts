@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { parseEnv } from 'node:util'
-import { ENVIRONMENT_VARIABLES } from 'chat-service-sdk'
+import { ChatServiceClient } from 'chat-service-sdk'
 import { stringOption, type Values } from './args.ts'
 
 /** The variable that allows plain http to a host that is not loopback (`1` or `true`; `0`, `false` or empty: not). */
@@ -84,9 +84,9 @@ function fromVariable(
 export function readSettings(values: Values, env: NodeJS.ProcessEnv): Settings {
   const envFile = stringOption(values, 'env-file')
   const file = envFile === undefined ? undefined : { path: envFile, values: readEnvFile(envFile) }
-  const variableBaseUrl = fromVariable(ENVIRONMENT_VARIABLES.baseUrl, env, file)
+  const variableBaseUrl = fromVariable(ChatServiceClient.ENVIRONMENT_VARIABLES.baseUrl, env, file)
   const flag = stringOption(values, 'base-url')
-  const fileBaseUrl = file?.values[ENVIRONMENT_VARIABLES.baseUrl]
+  const fileBaseUrl = file?.values[ChatServiceClient.ENVIRONMENT_VARIABLES.baseUrl]
   const baseUrl: Setting =
     flag === undefined
       ? variableBaseUrl
@@ -103,8 +103,8 @@ export function readSettings(values: Values, env: NodeJS.ProcessEnv): Settings {
       : { ...insecureVariable, enabled: insecureFlag(insecureVariable) }
   const settings = {
     baseUrl,
-    keyId: fromVariable(ENVIRONMENT_VARIABLES.keyId, env, file),
-    keySecret: fromVariable(ENVIRONMENT_VARIABLES.keySecret, env, file),
+    keyId: fromVariable(ChatServiceClient.ENVIRONMENT_VARIABLES.keyId, env, file),
+    keySecret: fromVariable(ChatServiceClient.ENVIRONMENT_VARIABLES.keySecret, env, file),
     allowInsecureHttp,
   }
   for (const [name, value] of Object.entries(file?.values ?? {})) env[name] ??= value

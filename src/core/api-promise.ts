@@ -1,5 +1,5 @@
 import { ChatServiceError } from '../errors/errors.ts'
-import type { WithResponse } from './response.ts'
+import type { APIResponse, WithResponse } from './response.ts'
 
 /**
  * Makes an {@link APIPromise} of a call's `{ data, response }`. Internal: the class's constructor is
@@ -55,7 +55,7 @@ export class APIPromise<T> extends Promise<T> {
    * Resolves with `{ data, response }`: the result, and the status, headers and request id of its
    * response. The call's error reaches you through the promise this returns (handle it there).
    */
-  withResponse(): Promise<WithResponse<T>> {
+  withResponse(): Promise<{ readonly data: T; readonly response: APIResponse }> {
     const response = this.#response
     if (response === undefined)
       return Promise.reject(new ChatServiceError('This APIPromise was not made by an SDK call: it has no response'))

@@ -1,3 +1,5 @@
+import type { ClientOverrides } from './options.ts'
+
 /** Anything with these four methods can receive the SDK's logs: `console`, pino, winston, ... */
 export interface Logger {
   /** Every attempt: method, path, status, duration (ms), attempt number; `rest[0]` holds them as fields. */
@@ -10,5 +12,5 @@ export interface Logger {
   error(message: string, ...rest: unknown[]): void
 }
 
-/** How much the SDK logs: `off` nothing, `error`, `warn` (default), `info`, `debug` (every attempt). */
-export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug'
+/** How much the SDK logs: `ClientOverrides.logLevel`'s values (internal name). */
+export type LogLevel = NonNullable<ClientOverrides['logLevel']>

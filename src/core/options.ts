@@ -1,11 +1,10 @@
-/**
- * The options of the client and of each call, as users write them: one interface each, with the
- * names and docs users see. Their schemas (`src/internal/options-schema.ts`) are held to these
- * interfaces key by key by the compiler.
- */
+// The options of the client and of each call, as users write them, each documented once, in the
+// interface of the narrowest place it may be given: a call (`RequestOptions`), `withOptions`
+// (`ClientOverrides`, which extends it) or `new ChatServiceClient` (`ClientOptions`, which extends
+// that). The option table (src/internal/option-table.ts: schema, default, merge rule, scope) is
+// held to these interfaces key by key by the compiler.
 import type { Dispatcher } from 'undici'
-import type { LogLevel, Logger } from './logger.ts'
-import type { ResponseValidation } from './response.ts'
+import type { Logger } from './logger.ts'
 
 /** Default per-attempt timeout: 60,000 ms. */
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -25,19 +24,19 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
  * What the SDK calls, and when:
  *
  * - `get()`: before an attempt, at most once every `maxAgeMs` (default
- *   {@link RATE_LIMIT_STORE_REFRESH_MS}, 100 ms; 0: before every attempt) per client (and the
+ *   100 ms; 0: before every attempt) per client (and the
  *   clients derived from it), and never while an earlier `get()` is pending.
- *   Attempts made while a read runs wait for it, at most {@link RATE_LIMIT_STORE_GET_TIMEOUT_MS}
- *   (250 ms) from its start, then go on with what the process knows itself; attempts in between
+ *   Attempts made while a read runs wait for it, at most 250 ms
+ *   from its start, then go on with what the process knows itself; attempts in between
  *   reads use the last value read, without waiting. A value in the past, or `0`, means no pause.
  * - `set(untilEpochMs)`: when a 429 makes the pause end later than both the process's own pause
  *   and the last value read. Not awaited: calls never wait for it. Several processes may call it
  *   at once; a store that keeps the later of the stored value and `untilEpochMs` never shortens
- *   another process's pause (see the README for a Redis one).
+ *   another process's pause (docs/rate-limits.md has a Redis one).
  *
  * Failures never fail a call: a `get()` or `set()` that throws or rejects, a `get()` slower than
  * 250 ms, and a `get()` value that is not a finite number or lies more than 120 s ahead (twice
- * `MAX_RETRY_AFTER_MS`: not a pause the SDK could have set) are each logged once at `warn`
+ * the longest `Retry-After` the SDK honours, 60 s: not a pause the SDK could have set) are each logged once at `warn`
  * (redacted, through the client's `logger`) and ignored: the client keeps its own pause. No
  * rejection of the store's promises is left unhandled. Clocks of the processes sharing a store
  * must agree (NTP): the value is a moment, not a duration.
@@ -49,7 +48,7 @@ export interface RateLimitStore {
   set(untilEpochMs: number): void | Promise<void>
   /**
    * How old the value last read may be before an attempt reads it again, in ms (0 to 60,000; default
-   * {@link RATE_LIMIT_STORE_REFRESH_MS}, 100). `0` reads it before every attempt (one read at a time:
+   * 100). `0` reads it before every attempt (one read at a time:
    * attempts that meet a read running share it): a 429 one process meets then stops the others'
    * next requests, at the cost of one store round trip per request (about 0.1 to 0.3 ms for Redis
    * on the same network). Workers that all push against the limit find it themselves within one
@@ -62,8 +61,8 @@ export interface RateLimitStore {
    * each at its own (see `pacing`). A store without it keeps working: the 429 pause is shared, and
    * each process paces on its own.
    *
-   * The store keeps a token bucket and one {@link LearnedRate}, and does this atomically (one
-   * Redis Lua script, one round trip; the README has one):
+   * The store keeps a token bucket and one `RateLimitStore.LearnedRate`, and does this atomically (one
+   * Redis Lua script, one round trip):
    *
    * 1. If `request.learned` is given and newer (`at`) than the stored one (or none is stored), it
    *    replaces it.
@@ -86,7 +85,7 @@ export interface RateLimitStore {
 
 /**
  * The send rate a client learned from a 429 (see `pacing`), as shared through
- * {@link RateLimitStore.take}. Every process computes the rate from it the same way, so only this
+ * `RateLimitStore.take`. Every process computes the rate from it the same way, so only this
  * needs sharing. Store it as given.
  */
 export interface LearnedRate {
@@ -98,7 +97,7 @@ export interface LearnedRate {
   readonly recoveryMs: number
 }
 
-/** What {@link RateLimitStore.take} is asked. */
+/** What `RateLimitStore.take` is asked. */
 export interface RateLimitTake {
   /** Tokens wanted: a whole number from 0 (only exchange `learned`) to 10,000. */
   readonly tokens: number
@@ -112,7 +111,7 @@ export interface RateLimitTake {
   readonly learned?: LearnedRate | undefined
 }
 
-/** What {@link RateLimitStore.take} answers. */
+/** What `RateLimitStore.take` answers. */
 export interface RateLimitGrant {
   /** Tokens granted: a whole number from 0 to the tokens asked. */
   readonly tokens: number
@@ -120,17 +119,135 @@ export interface RateLimitGrant {
   readonly learned?: LearnedRate | null | undefined
 }
 
-/** Least time between two reads (`get()`) of a {@link RateLimitStore} by one client, in ms: 100. */
+/**
+ * The types of `RateLimitStore.take`: `RateLimitStore.Take` (what it is asked),
+ * `RateLimitStore.Grant` (what it answers) and `RateLimitStore.LearnedRate` (the rate they carry).
+ */
+// eslint-disable-next-line @typescript-eslint/no-namespace -- a declaration only: the types of one method, under its interface's name
+export declare namespace RateLimitStore {
+  export { LearnedRate, RateLimitTake as Take, RateLimitGrant as Grant }
+}
+
+/** Least time between two reads (`get()`) of a `RateLimitStore` by one client, in ms: 100. */
 export const RATE_LIMIT_STORE_REFRESH_MS = 100
-/** Longest an attempt waits for a {@link RateLimitStore}'s `get()`, in ms from the read's start: 250. */
+/** Longest an attempt waits for a `RateLimitStore`'s `get()`, in ms from the read's start: 250. */
 export const RATE_LIMIT_STORE_GET_TIMEOUT_MS = 250
 
 /**
- * Options of `new ChatServiceClient(options)`. `baseUrl`, `keyId` and `keySecret` fall back to the
- * environment variables `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and
- * `CHAT_SERVICE_KEY_SECRET`; a value given here wins.
+ * Options every method takes as its last argument, for that call. Each one but `signal` may also be
+ * set on the client (`new ChatServiceClient`) and on `withOptions`, as the default of every call
+ * made through that client; a call's value wins over the client's.
  */
-export interface ClientOptions {
+export interface RequestOptions {
+  /**
+   * Aborts the call, during a request, a retry wait or the wait for the client's 429 pause; the call
+   * rejects with `APIUserAbortError`, whose `cause` is the signal's `reason`. Per call only.
+   */
+  signal?: AbortSignal | undefined
+  /**
+   * Deadline of each attempt's exchange in ms (default 60,000; 1 to 2,147,483,647), counted from
+   * the moment the request is handed to a connection to the last body byte. The wait for that
+   * connection (a free pooled one, or a new one; the pool's connect timeout is the client's
+   * `timeout` too) is bounded separately by the same number: an attempt that times out there was
+   * never sent, and says so. So an attempt that waited for a connection may take up to twice
+   * `timeout` (`totalTimeout` bounds the whole call), and a request that waited in a busy pool is
+   * never sent with little time left, abandoned after the server has it, and sent again.
+   */
+  timeout?: number | undefined
+  /**
+   * Retries after the first attempt for retryable failures (default 2; 0 disables, e.g. for token
+   * issuance if you prefer; at most 100).
+   */
+  maxRetries?: number | undefined
+  /**
+   * Deadline of a whole call in ms (1 to 2,147,483,647; default none): every attempt, the waits
+   * between them (backoff, `Retry-After`) and the wait for the client's 429 pause. A wait that
+   * cannot end before the deadline is not started; each attempt's own deadline is cut to what is
+   * left. When it runs out the call rejects with `APITimeoutError` whose `cause` is the error of the
+   * last attempt that ended, if one did. A list's `totalTimeout` bounds each page's request, not
+   * the iteration (stop an iteration with `signal`).
+   */
+  totalTimeout?: number | undefined
+  /**
+   * What a call does while the client is paused after a 429 (default `'wait'`): `'wait'` waits the
+   * pause out (within `totalTimeout`, if set, and for at most 60,000 ms per try, `maxRetries + 1`
+   * tries, in all: a pause that other 429s or a `rateLimitStore` keep making longer rejects the call
+   * with `RateLimitError` once waiting more would pass that); `'fail'` rejects at once, sending
+   * nothing, with the `RateLimitError` of the 429 that started the pause, `retryAfterMs` being what
+   * is left of it (for a login path that would rather answer "busy" than wait).
+   */
+  rateLimitPause?: 'wait' | 'fail' | undefined
+  /**
+   * Which lane of the client's paced rate this call uses (see {@link ClientOptions.pacing}):
+   * `'interactive'`, a call a person waits on, takes a reserved share and never queues behind
+   * `'batch'` traffic. Default: `'interactive'` for single calls and a list's first page;
+   * `'batch'` for later pages of an iteration, prefetched pages, `listAll` and `listNew`.
+   * Given on a call, it applies to every request of the call; on a client (`client.withOptions({ priority: 'batch' })` for a background job), to every call of it. Changes nothing while the client is not paced.
+   */
+  priority?: 'interactive' | 'batch' | undefined
+  /**
+   * Extra headers for every request. Values are Latin-1 text without control characters. Refused:
+   * `content-type`, `content-length`, `host`, `transfer-encoding`, `connection`, `keep-alive`,
+   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`, `accept` (the service answers JSON),
+   * `accept-encoding` (see `compression`). `user-agent` may be replaced. Merged, not replaced:
+   * `withOptions`' and a call's headers are added over the client's (names compared
+   * case-insensitively).
+   */
+  headers?: Record<string, string> | undefined
+  /**
+   * What a response that does not match its schema does (default `'strict'`):
+   * `'strict'` throws `ResponseValidationError`; `'warn'` returns it as the service sent it and
+   * logs each distinct issue once at `warn` (redacted). A list's `pagination` block is always
+   * checked strictly: paging cannot go on without it.
+   */
+  responseValidation?: 'strict' | 'warn' | undefined
+}
+
+/** Options of list methods: {@link RequestOptions} plus page prefetch. */
+export interface ListRequestOptions extends RequestOptions {
+  /**
+   * While iterating, how many later pages to keep in flight once the first page has told
+   * `total_pages` (default 0: one page at a time; at most 32). Items still come out in page order.
+   * Each prefetched page needs a socket: keep it below `connections` (or your dispatcher's), or
+   * pages wait for a free socket (up to their `timeout`, then retried).
+   */
+  prefetch?: number | undefined
+}
+
+/**
+ * What `client.withOptions(overrides)` may change: every default of how calls are made (the options
+ * of {@link RequestOptions} but `signal`, and the ones below). The service, the key pair, the
+ * connection pool and the 429 pause stay the parent's.
+ */
+export interface ClientOverrides extends Omit<RequestOptions, 'signal'> {
+  /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */
+  logger?: Logger | undefined
+  /**
+   * Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable):
+   * `off` nothing, `error`, `warn`, `info` (each retry), `debug` (every attempt).
+   */
+  logLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug' | undefined
+  /**
+   * Largest response body accepted, in bytes after decoding (default 32 MiB); a larger one is cut
+   * off with `ResponseValidationError`. An error response keeps its first 64 KiB.
+   */
+  maxResponseBytes?: number | undefined
+  /**
+   * Ask for compressed responses (`accept-encoding: gzip, br`) and decode them (default true).
+   * `false` asks for none. Not `zstd`: Node's decoder stops after a body's first frame.
+   */
+  compression?: boolean | undefined
+}
+
+/**
+ * Options of `new ChatServiceClient(options)`: the ones below, which only `new` takes (the client's
+ * service, key pair and connection pool, shared by the clients derived from it), and every option of
+ * {@link ClientOverrides} (and so of {@link RequestOptions} but `signal`) as the default of every
+ * call. `baseUrl`, `keyId` and `keySecret` fall back to the environment variables
+ * `CHAT_SERVICE_BASE_URL`, `CHAT_SERVICE_KEY_ID` and `CHAT_SERVICE_KEY_SECRET`; a value given here
+ * wins.
+ */
+export interface ClientOptions extends ClientOverrides {
   /**
    * Where the service lives: an origin (`https://chat.example.com`) or one ending in `/rest/v1`,
    * with or without a trailing slash, as a string or a `URL`. Requests always go to exactly one
@@ -146,38 +263,8 @@ export interface ClientOptions {
    */
   keySecret?: string | undefined
   /**
-   * Deadline of each attempt's exchange in ms (default 60,000; 1 to 2,147,483,647), counted from
-   * the moment the request is handed to a connection to the last body byte. The wait for that
-   * connection (a free pooled one, or a new one; the pool's connect timeout is `timeout` too) is
-   * bounded separately by the same number: an attempt that times out there was never sent, and
-   * says so. So an attempt that waited for a connection may take up to twice `timeout`
-   * (`totalTimeout` bounds the whole call), and a request that waited in a busy pool is never
-   * sent with little time left, abandoned after the server has it, and sent again.
-   */
-  timeout?: number | undefined
-  /** Retries after the first attempt for retryable failures (default 2; 0 disables; at most 100). */
-  maxRetries?: number | undefined
-  /**
-   * Deadline of a whole call in ms (1 to 2,147,483,647; default none): every attempt, the waits
-   * between them (backoff, `Retry-After`) and the wait for the client's 429 pause. A wait that
-   * cannot end before the deadline is not started; each attempt's own deadline is cut to what is
-   * left. When it runs out the call rejects with `APITimeoutError` whose `cause` is the error of the
-   * last attempt that ended, if one did. A list's `totalTimeout` bounds each page's request, not
-   * the iteration (stop an iteration with `signal`).
-   */
-  totalTimeout?: number | undefined
-  /**
-   * What a call does while the client is paused after a 429 (default `'wait'`): `'wait'` waits the
-   * pause out (within `totalTimeout`, if set, and for at most 60,000 ms per try, `maxRetries + 1`
-   * tries, in all: a pause that other 429s or a `rateLimitStore` keep making longer rejects the call
-   * with `RateLimitError` once waiting more would pass that); `'fail'` rejects at once, sending nothing, with the
-   * `RateLimitError` of the 429 that started the pause, `retryAfterMs` being what is left of it
-   * (for a login path that would rather answer "busy" than wait).
-   */
-  rateLimitPause?: 'wait' | 'fail' | undefined
-  /**
    * Shares the client's 429 pause with clients in other processes through a store you provide
-   * (Redis, a database row; see {@link RateLimitStore} for when it is read and written, and what
+   * (Redis, a database row; see `RateLimitStore` for when it is read and written, and what
    * happens when it fails). Default: none, the pause is this client's (and its derived clients')
    * alone. Set only here: clients made by `withOptions` share their parent's pause, and so its
    * store. An object without callable `get` and `set` is a `RequestValidationError`.
@@ -206,48 +293,14 @@ export interface ClientOptions {
    */
   pacing?: 'adaptive' | 'off' | undefined
   /**
-   * The lane of the client's paced rate its calls use (see {@link RequestOptions.priority}); e.g.
-   * `'batch'` on a client derived for a background job: `client.withOptions({ priority: 'batch' })`.
-   * Default: by call, as there.
-   */
-  priority?: 'interactive' | 'batch' | undefined
-  /**
    * An undici (7 or later) `Dispatcher` to send requests through (a proxy `ProxyAgent`, a
    * `MockAgent`, a custom `Pool`). The caller owns it: `client.close()` does not close it.
    * Default: a keep-alive HTTP/1.1 `Agent` owned by the client. An HTTP/2 dispatcher
-   * (`allowH2: true`) is yours to vouch for: see the README, "HTTP/2".
+   * (`allowH2: true`) is yours to vouch for: see docs/reliability.md, "HTTP/2".
    */
   dispatcher?: Dispatcher | undefined
-  /**
-   * Extra headers for every request. Values are Latin-1 text without control characters. Refused:
-   * `content-type`, `content-length`, `host`, `transfer-encoding`, `connection`, `keep-alive`,
-   * `upgrade`, `expect`, `te`, `trailer`, `proxy-connection`, `accept` (the service answers JSON),
-   * `accept-encoding` (see `compression`). `user-agent` may be replaced.
-   */
-  headers?: Record<string, string> | undefined
-  /** Where logs go (default `console`). Any object with `debug`, `info`, `warn`, `error`. */
-  logger?: Logger | undefined
-  /** Least severe level logged (default `warn`, or the `CHAT_SERVICE_LOG` environment variable). */
-  logLevel?: LogLevel | undefined
   /** Most sockets the client's own pool opens to the service (default 64; 1 to 65,536). Ignored with `dispatcher`. */
   connections?: number | undefined
-  /**
-   * Largest response body accepted, in bytes after decoding (default 32 MiB); a larger one is cut
-   * off with `ResponseValidationError`. An error response keeps its first 64 KiB.
-   */
-  maxResponseBytes?: number | undefined
-  /**
-   * What a response that does not match its schema does (default `'strict'`):
-   * `'strict'` throws `ResponseValidationError`; `'warn'` returns it as the service sent it and
-   * logs each distinct issue once at `warn` (redacted). A list's `pagination` block is always
-   * checked strictly: paging cannot go on without it.
-   */
-  responseValidation?: ResponseValidation | undefined
-  /**
-   * Ask for compressed responses (`accept-encoding: gzip, br`) and decode them (default true).
-   * `false` asks for none. Not `zstd`: Node's decoder stops after a body's first frame.
-   */
-  compression?: boolean | undefined
   /** Allow an `http:` baseUrl on a non-loopback host (default false): the key secret would cross the network in clear text. */
   allowInsecureHttp?: boolean | undefined
   /**
@@ -256,66 +309,4 @@ export interface ClientOptions {
    * (vitest's happy-dom or jsdom) needs no option; Bun is refused whatever this says.
    */
   dangerouslyAllowBrowser?: boolean | undefined
-}
-
-/**
- * What `client.withOptions(overrides)` may change: every default of how calls are made. The
- * service, the key pair and the connection pool stay the parent's.
- */
-export type ClientOverrides = Pick<
-  ClientOptions,
-  | 'timeout'
-  | 'maxRetries'
-  | 'totalTimeout'
-  | 'rateLimitPause'
-  | 'priority'
-  | 'headers'
-  | 'logger'
-  | 'logLevel'
-  | 'maxResponseBytes'
-  | 'responseValidation'
-  | 'compression'
->
-
-/** Options every method takes as its last argument. They override the client's for one call. */
-export interface RequestOptions {
-  /**
-   * Aborts the call, during a request, a retry wait or the wait for the client's 429 pause; the call
-   * rejects with `APIUserAbortError`, whose `cause` is the signal's `reason`.
-   */
-  signal?: AbortSignal | undefined
-  /** Deadline of each attempt of this call in ms (1 to 2,147,483,647); see {@link ClientOptions.timeout}. */
-  timeout?: number | undefined
-  /** Retries for this call (0 disables, e.g. for token issuance if you prefer; at most 100). */
-  maxRetries?: number | undefined
-  /**
-   * Deadline of this whole call in ms, retries and waits included; see {@link ClientOptions.totalTimeout}.
-   * For a list: of each page's request.
-   */
-  totalTimeout?: number | undefined
-  /** `'wait'` or `'fail'` while the client is paused after a 429; see {@link ClientOptions.rateLimitPause}. */
-  rateLimitPause?: 'wait' | 'fail' | undefined
-  /**
-   * Which lane of the client's paced rate this call uses (see {@link ClientOptions.pacing}):
-   * `'interactive'`, a call a person waits on, takes a reserved share and never queues behind
-   * `'batch'` traffic. Default: `'interactive'` for single calls and a list's first page;
-   * `'batch'` for later pages of an iteration, prefetched pages, `listAll` and `listNew`.
-   * Given here, it applies to every request of the call. Changes nothing while the client is not paced.
-   */
-  priority?: 'interactive' | 'batch' | undefined
-  /** Extra headers for this call, merged over the client's; same rules as {@link ClientOptions.headers}. */
-  headers?: Record<string, string> | undefined
-  /** {@link ClientOptions.responseValidation} for this call. */
-  responseValidation?: ResponseValidation | undefined
-}
-
-/** Options of list methods: {@link RequestOptions} plus page prefetch. */
-export interface ListRequestOptions extends RequestOptions {
-  /**
-   * While iterating, how many later pages to keep in flight once the first page has told
-   * `total_pages` (default 0: one page at a time; at most 32). Items still come out in page order.
-   * Each prefetched page needs a socket: keep it below `connections` (or your dispatcher's), or
-   * pages wait for a free socket (up to their `timeout`, then retried).
-   */
-  prefetch?: number | undefined
 }

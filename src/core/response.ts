@@ -1,3 +1,5 @@
+import type { RequestOptions } from './options.ts'
+
 /**
  * What the SDK tells you about the HTTP response behind a result: `.withResponse()` on any call,
  * `page.response` on any page.
@@ -19,13 +21,13 @@ export interface APIResponse {
   readonly requestId: string | undefined
 }
 
-/** `{ data, response }`: what `.withResponse()` resolves with. */
-export interface WithResponse<T> {
+/** `{ data, response }`: what `.withResponse()` resolves with (internal name: the public signatures spell it out). */
+export type WithResponse<T> = {
   /** The result, as the call itself resolves with it. */
   readonly data: T
   /** Status, headers and request id of the response it came from. */
   readonly response: APIResponse
 }
 
-/** How strictly a response is checked against its schema; see `ClientOptions.responseValidation`. */
-export type ResponseValidation = 'strict' | 'warn'
+/** How strictly a response is checked against its schema: `RequestOptions.responseValidation`'s values (internal name). */
+export type ResponseValidation = NonNullable<RequestOptions['responseValidation']>

@@ -32,12 +32,6 @@ export interface ValidationIssue {
  */
 const BRANDS = Symbol.for('chat-service-sdk.error.brands')
 
-/** The options of {@link ChatServiceError}'s constructor: `cause`, and whether the error is `retryable`. */
-export interface ChatServiceErrorOptions extends ErrorOptions {
-  /** See {@link ChatServiceError.retryable} (default `false`). */
-  readonly retryable?: boolean | undefined
-}
-
 /**
  * Base class of every error thrown by `chat-service-sdk`. Catch it to catch them all. Thrown as
  * itself for a closed client or a request the SDK cancelled: `retryable: false`.
@@ -54,7 +48,11 @@ export class ChatServiceError extends Error {
    */
   readonly retryable: boolean
 
-  constructor(message?: string, options?: ChatServiceErrorOptions) {
+  /**
+   * @param message - What went wrong.
+   * @param options - `cause`, and whether the error is {@link ChatServiceError.retryable} (default `false`).
+   */
+  constructor(message?: string, options?: ErrorOptions & { readonly retryable?: boolean | undefined }) {
     const { retryable = false, ...errorOptions } = options ?? {}
     super(message, 'cause' in errorOptions ? errorOptions : undefined)
     this.retryable = retryable
@@ -99,28 +97,6 @@ function brandsOf(errorClass: unknown): readonly string[] {
   return Object.freeze(brands)
 }
 
-/** What the SDK knows about the request and response behind an {@link APIError}. */
-export interface APIErrorInit {
-  /** HTTP status code of the response. */
-  readonly status: number
-  /** Response headers, lower-case names; repeated headers joined with `, `. */
-  readonly headers: Readonly<Record<string, string>>
-  /** Response body: parsed JSON when it was JSON, else the text, `undefined` when empty. */
-  readonly body: unknown
-  /** HTTP method of the request, e.g. `GET`. */
-  readonly method: string
-  /** Request path with query string, e.g. `/rest/v1/agents?page=1&limit=20`; secrets scrubbed. */
-  readonly path: string
-  /** The `x-request-id` response header, when the service sent one. */
-  readonly requestId?: string | undefined
-  /**
-   * The wait to report as {@link APIError.retryAfterMs}, in ms, when it is not the response's own
-   * (for a call refused during the client's 429 pause, the SDK passes what is left of the pause).
-   * Default: read from `headers` (`retry-after-ms`, else `Retry-After`).
-   */
-  readonly retryAfterMs?: number | undefined
-}
-
 /**
  * The service answered with a status that is not success (any status but 200 on token issuance;
  * any non-2xx elsewhere, including a 3xx: redirects are never followed because the credentials
@@ -157,8 +133,34 @@ export class APIError extends ChatServiceError {
    */
   readonly retryAfterMs: number | undefined
 
-  /** `retryable` follows the status: `true` for 408, 429, 500, 502, 503 and 504. */
-  constructor(init: APIErrorInit, message?: string) {
+  /**
+   * `retryable` follows the status: `true` for 408, 429, 500, 502, 503 and 504.
+   * @param init - What the SDK knows about the request and the response.
+   * @param message - Default: the status, its reason phrase, the method, the path and the request id.
+   */
+  constructor(
+    init: {
+      /** HTTP status code of the response. */
+      readonly status: number
+      /** Response headers, lower-case names; repeated headers joined with `, `. */
+      readonly headers: Readonly<Record<string, string>>
+      /** Response body: parsed JSON when it was JSON, else the text, `undefined` when empty. */
+      readonly body: unknown
+      /** HTTP method of the request, e.g. `GET`. */
+      readonly method: string
+      /** Request path with query string, e.g. `/rest/v1/agents?page=1&limit=20`; secrets scrubbed. */
+      readonly path: string
+      /** The `x-request-id` response header, when the service sent one. */
+      readonly requestId?: string | undefined
+      /**
+       * The wait to report as {@link APIError.retryAfterMs}, in ms, when it is not the response's own
+       * (for a call refused during the client's 429 pause, the SDK passes what is left of the pause).
+       * Default: read from `headers` (`retry-after-ms`, else `Retry-After`).
+       */
+      readonly retryAfterMs?: number | undefined
+    },
+    message?: string,
+  ) {
     super(message ?? describeStatus(init), { retryable: RETRYABLE_STATUSES.includes(init.status) })
     this.status = init.status
     this.headers = init.headers
@@ -309,7 +311,7 @@ export class ResponseValidationError extends ChatServiceError {
   /** The `x-request-id` response header; `undefined` when absent. */
   readonly requestId: string | undefined
 
-  constructor(init: APIErrorInit & { issues: readonly ValidationIssue[] }) {
+  constructor(init: ConstructorParameters<typeof APIError>[0] & { issues: readonly ValidationIssue[] }) {
     super(
       `Unexpected response to ${init.method} ${init.path} (HTTP ${init.status}${requestIdNote(init.requestId)}): ${formatIssues(init.issues)}`,
     )
@@ -331,16 +333,6 @@ export class ResponseValidationError extends ChatServiceError {
 export class StaleCursorError extends ChatServiceError {
   /** Always `'StaleCursorError'`. */
   override readonly name: string = 'StaleCursorError'
-}
-
-/** What {@link DuplicateExternalIdError}'s constructor takes. */
-export interface DuplicateExternalIdErrorInit {
-  /** The `external_id` looked up. */
-  readonly externalId: string
-  /** The internal ids of the users found with it (two or more), in the order listed. */
-  readonly ids: readonly string[]
-  /** Whether `ids` stops short of every match (the lookup stopped collecting at its bound). Default `false`. */
-  readonly truncated?: boolean | undefined
 }
 
 /** How many ids the message of a {@link DuplicateExternalIdError} writes out (the rest are counted). */
@@ -368,7 +360,8 @@ export class DuplicateExternalIdError extends ChatServiceError {
    */
   readonly ids: readonly string[]
 
-  constructor(init: DuplicateExternalIdErrorInit) {
+  /** @param init - The `externalId` looked up, the `ids` of the users found with it (two or more, in the order listed), and whether `ids` stops short of every match (`truncated`, default `false`: the lookup stopped collecting at its bound). */
+  constructor(init: { readonly externalId: string; readonly ids: readonly string[]; readonly truncated?: boolean | undefined }) {
     const shown = init.ids.slice(0, MAX_IDS_IN_MESSAGE).join(', ')
     const more = init.ids.length > MAX_IDS_IN_MESSAGE ? ` and ${init.ids.length - MAX_IDS_IN_MESSAGE} more` : ''
     const count = init.truncated === true ? `At least ${init.ids.length}` : String(init.ids.length)
@@ -479,3 +472,6 @@ for (const [errorClass, brand] of [
 ] as const) {
   BRAND_BY_CLASS.set(errorClass, brand)
 }
+
+/** What the SDK knows about the request and response behind an {@link APIError}: its constructor's argument. */
+export type APIErrorInit = ConstructorParameters<typeof APIError>[0]

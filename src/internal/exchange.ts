@@ -11,6 +11,7 @@
  */
 import type { Dispatcher } from 'undici'
 import { decoderFor, type BodyDecoder } from './decoding.ts'
+import type { ResolvedOptions } from './resolved-options.ts'
 
 /** HTTP methods the service's operations use. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT'
@@ -39,24 +40,27 @@ export interface ExchangeRequest {
   /** Path with prefix and query string, encoded. */
   readonly path: string
   readonly method: HttpMethod
-  readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
-  /**
-   * Deadline in ms of each of the attempt's two phases: the wait for a connection (a free pooled
-   * one, or a new one), then the exchange, from the moment the request is handed to the connection
-   * to the last body byte. The exchange's clock starts when the request is sent, not when the
-   * attempt was queued: under overload a request that waited in the pool must not be sent with
-   * little time left, timed out after the server has it, and sent again (each such retry is load
-   * the server pays twice for).
-   */
-  readonly timeout: number
   /** The whole attempt, both phases, ends within this many ms from now (what is left of the call's `totalTimeout`). Default: no limit. */
   readonly within?: number | undefined
-  /** Cap on a 2xx body in bytes, after decoding; over it the attempt fails with `too-large`. */
-  readonly maxResponseBytes: number
   /** Which statuses are success for this operation (any 2xx; token issuance: only 200). */
   readonly isSuccess: (status: number) => boolean
-  readonly signal?: AbortSignal | undefined
+  /**
+   * The call's options, as resolved, read here as they are (an option that shapes an attempt needs
+   * nothing in between):
+   *
+   * - `requestHeaders`: every header of the request;
+   * - `timeout`: deadline in ms of each of the attempt's two phases: the wait for a connection (a
+   *   free pooled one, or a new one), then the exchange, from the moment the request is handed to
+   *   the connection to the last body byte. The exchange's clock starts when the request is sent,
+   *   not when the attempt was queued: under overload a request that waited in the pool must not be
+   *   sent with little time left, timed out after the server has it, and sent again (each such retry
+   *   is load the server pays twice for);
+   * - `maxResponseBytes`: cap on a 2xx body in bytes, after decoding; over it the attempt fails with
+   *   `too-large`;
+   * - `signal`: the caller's.
+   */
+  readonly options: ResolvedOptions
 }
 
 /** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
@@ -93,11 +97,11 @@ export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequ
         origin: request.origin,
         path: request.path,
         method: request.method,
-        headers: request.headers,
+        headers: request.options.requestHeaders,
         body: request.body,
         // The attempt's own deadline governs; undici's defaults (300 s) must not cut a longer one short.
-        headersTimeout: request.timeout,
-        bodyTimeout: request.timeout,
+        headersTimeout: request.options.timeout,
+        bodyTimeout: request.options.timeout,
         // undici closes the connection after a GET with a body unless told otherwise, in case the
         // server leaves the body unread. This service reads it (credentials live there) and the pool
         // does not pipeline, so keep-alive is safe, and it halves the cost of a call.
@@ -143,14 +147,14 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#resolve = resolve
     this.#startedAt = performance.now()
     const within = request.within ?? Infinity
-    this.#cut = within < request.timeout
+    this.#cut = within < request.options.timeout
     this.#timer = setTimeout(
       () => {
         this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
       },
-      Math.min(request.timeout, within),
+      Math.min(request.options.timeout, within),
     )
-    const signal = request.signal
+    const signal = request.options.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
         this.#stop({ ok: false, failure: 'aborted', reason: signal.reason })
@@ -186,15 +190,15 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.#sent) return
     this.#sent = true
     const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
-    if (left >= this.#request.timeout && !this.#cut) this.#timer.refresh()
+    if (left >= this.#request.options.timeout && !this.#cut) this.#timer.refresh()
     else {
       clearTimeout(this.#timer)
-      this.#cut = left < this.#request.timeout
+      this.#cut = left < this.#request.options.timeout
       this.#timer = setTimeout(
         () => {
           this.#stop({ ok: false, failure: 'timeout', sent: true, cut: this.#cut })
         },
-        Math.max(0, Math.min(this.#request.timeout, left)),
+        Math.max(0, Math.min(this.#request.options.timeout, left)),
       )
     }
   }
@@ -204,7 +208,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#status = status
     this.#success = this.#request.isSuccess(status)
     this.#headers = flattenHeaders(headers)
-    this.#cap = this.#success ? this.#request.maxResponseBytes : Math.min(this.#request.maxResponseBytes, ERROR_BODY_BYTES)
+    this.#cap = this.#success ? this.#request.options.maxResponseBytes : Math.min(this.#request.options.maxResponseBytes, ERROR_BODY_BYTES)
     if (status !== 204 && status !== 304) {
       try {
         this.#decoder = decoderFor(this.#headers['content-encoding'], {
@@ -299,7 +303,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#chunks = []
     this.#decoder?.destroy()
     clearTimeout(this.#timer)
-    if (this.#onAbort !== undefined) this.#request.signal?.removeEventListener('abort', this.#onAbort)
+    if (this.#onAbort !== undefined) this.#request.options.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)
   }
 }

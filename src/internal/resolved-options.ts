@@ -4,49 +4,29 @@
  *
  * A call's options are the SDK's defaults, then the client's options (`new ChatServiceClient`), then
  * each `withOptions()` on the way to the client making the call, then the call's own options: each
- * layer is merged over the one before by {@link mergeOptions}. {@link MERGE} (the key registry) says
- * how each option merges, and the compiler holds it to the public option interfaces: an option
- * added to `ClientOverrides` or `RequestOptions` and not here does not compile. What is derived from
+ * layer is merged over the one before by {@link mergeOptions}. Which options are resolved, their
+ * defaults and how each merges come from the option table (`option-table.ts`). What is derived from
  * the options (every request header, the log sink) is derived here, once per merge that changes it,
  * so that nothing downstream rebuilds it.
  */
-import type { Logger, LogLevel } from '../core/logger.ts'
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-  type ClientOverrides,
-  type RequestOptions,
-} from '../core/options.ts'
-import type { ResponseValidation } from '../core/response.ts'
+import type { LogLevel } from '../core/logger.ts'
 import { VERSION } from '../version.ts'
+import { keysIn, OPTIONS, SCOPES_OF, type KeysIn, type ResolvedValue } from './option-table.ts'
 import type { Redactor } from './redact.ts'
 import { SdkLogger } from './sdk-logger.ts'
 
-/** Every option that decides how a call is made: what a client may set, and what a call may set. */
-export type CallOptionsInput = ClientOverrides & RequestOptions
+/** The names of the options resolved for every call: what a client, `withOptions` or a call may set. */
+type ResolvedKey = KeysIn<(typeof SCOPES_OF.resolved)[number]>
 
-/** The options a call is made with, every one resolved, and what is derived from them. */
-export interface ResolvedOptions {
-  /** Deadline of each attempt, ms. */
-  readonly timeout: number
-  readonly maxRetries: number
-  /** Deadline of the whole call, ms; `undefined`: none. */
-  readonly totalTimeout: number | undefined
-  /** What a call does while the client is paused after a 429. */
-  readonly rateLimitPause: 'wait' | 'fail'
-  /** The lane a call's requests use while the client paces; `undefined`: by call (interactive, batch for iteration traffic). */
-  readonly priority: 'interactive' | 'batch' | undefined
-  /** The caller's own headers, lower-case names, each layer merged over the one before. */
-  readonly headers: Readonly<Record<string, string>>
-  readonly logger: Logger
-  readonly logLevel: LogLevel
-  /** Cap on a success body after decoding, bytes. */
-  readonly maxResponseBytes: number
-  readonly responseValidation: ResponseValidation
-  readonly compression: boolean
-  /** The call's signal (only a call sets one). */
-  readonly signal: AbortSignal | undefined
+/** Every option a layer may give that decides how a call is made (a layer's other options are ignored). */
+export type CallOptionsInput = { readonly [K in ResolvedKey]?: ResolvedValue<K> | undefined }
+
+/**
+ * The options a call is made with, every one resolved (its value, or its default: see the option
+ * table), and what is derived from them. Read `options.<name>` anywhere a call goes, down to
+ * `exchange()`: a new option needs nothing here.
+ */
+export type ResolvedOptions = { readonly [K in ResolvedKey]: ResolvedValue<K> } & {
   /** Derived from `headers` and `compression`: every header of a request (see {@link requestHeaders}). */
   readonly requestHeaders: Readonly<Record<string, string>>
   /** Derived from `logger` and `logLevel`: the SDK's log sink (level, redaction, once-only messages). */
@@ -54,80 +34,61 @@ export interface ResolvedOptions {
 }
 
 /** How one option's value merges over the value before it. */
-type Merge<K extends keyof CallOptionsInput> = (before: ResolvedOptions[K], value: NonNullable<CallOptionsInput[K]>) => ResolvedOptions[K]
+type Merge = (before: unknown, value: unknown) => unknown
 
 /** The value given replaces the one before. */
-function replace<T>(_before: T, value: T): T {
+function replace(_before: unknown, value: unknown): unknown {
   return value
 }
-
-/**
- * The key registry: how each option merges over the layer before it (an option a layer does not
- * give keeps the value before). Every option of `ClientOverrides` and `RequestOptions` has an entry.
- */
-const MERGE: { readonly [K in keyof CallOptionsInput]-?: Merge<K> } = {
-  timeout: replace,
-  maxRetries: replace,
-  totalTimeout: replace,
-  rateLimitPause: replace,
-  priority: replace,
-  // Merged, not replaced: a call's `headers` add to the client's. Names are case-insensitive.
-  headers: (before, value) => ({ ...before, ...lowerCaseNames(value) }),
-  logger: replace,
-  logLevel: replace,
-  maxResponseBytes: replace,
-  responseValidation: replace,
-  compression: replace,
-  signal: replace,
-}
-
-const KEYS = Object.keys(MERGE) as (keyof CallOptionsInput)[]
 
 /** Options each derived value depends on: it is derived again when one of them changes. */
 const DERIVED_FROM = {
   requestHeaders: ['headers', 'compression'],
   log: ['logger', 'logLevel'],
-} as const satisfies Record<string, readonly (keyof CallOptionsInput)[]>
+} as const satisfies Record<string, readonly ResolvedKey[]>
 
-/** The SDK's defaults, the layer every client starts from. */
+/**
+ * Each resolved option, its merge rule, and whether the derived values depend on it, in one array:
+ * what {@link mergeOptions} walks for every layer (an option a layer does not give keeps the value
+ * before).
+ */
+const MERGES: readonly (readonly [key: ResolvedKey, merge: Merge, headers: boolean, log: boolean])[] = keysIn(...SCOPES_OF.resolved).map(
+  (key) => {
+    const row = OPTIONS[key]
+    const merge = 'merge' in row ? (row.merge as unknown as Merge) : replace
+    const derives = (from: readonly string[]): boolean => from.includes(key)
+    return [key, merge, derives(DERIVED_FROM.requestHeaders), derives(DERIVED_FROM.log)] as const
+  },
+)
+
+/** The SDK's defaults, the layer every client starts from; `logLevel` is the environment's, if it says one. */
 export function defaultOptions(redactor: Redactor, logLevel: LogLevel): ResolvedOptions {
-  const options = {
-    timeout: DEFAULT_TIMEOUT_MS,
-    maxRetries: DEFAULT_MAX_RETRIES,
-    totalTimeout: undefined,
-    rateLimitPause: 'wait',
-    priority: undefined,
-    headers: {},
-    logger: console,
-    logLevel,
-    maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
-    responseValidation: 'strict',
-    compression: true,
-    signal: undefined,
-  } as const
-  return { ...options, requestHeaders: requestHeaders(options), log: new SdkLogger(console, logLevel, redactor) }
+  const options = Object.fromEntries(MERGES.map(([key]) => [key, OPTIONS[key].default])) as Omit<ResolvedOptions, 'requestHeaders' | 'log'>
+  return { ...options, logLevel, requestHeaders: requestHeaders(options), log: new SdkLogger(options.logger, logLevel, redactor) }
 }
 
 /**
- * `before` with every option `layer` gives merged over it (see {@link MERGE}), and what depends on
- * them derived again. Returns `before` itself when `layer` gives nothing, so a call without options
- * costs nothing. `layer` must have passed its schema; keys that are not call options (`baseUrl`,
- * `prefetch`, ...) are ignored.
+ * `before` with every option `layer` gives merged over it (see the option table), and what depends
+ * on them derived again. Returns `before` itself when `layer` gives nothing, so a call without
+ * options costs nothing. `layer` must have passed its schema; keys that are not resolved options
+ * (`baseUrl`, `prefetch`, ...) are ignored.
  */
-export function mergeOptions(before: ResolvedOptions, layer: Readonly<Partial<CallOptionsInput>>): ResolvedOptions {
+export function mergeOptions(before: ResolvedOptions, layer: CallOptionsInput): ResolvedOptions {
   let merged: Record<string, unknown> | undefined
-  const changed = new Set<keyof CallOptionsInput>()
-  for (const key of KEYS) {
+  let headers = false
+  let log = false
+  for (const [key, merge, derivesHeaders, derivesLog] of MERGES) {
     const value = layer[key]
     if (value === undefined) continue
     merged ??= { ...before }
-    merged[key] = (MERGE[key] as Merge<typeof key>)(before[key], value)
-    changed.add(key)
+    merged[key] = merge(before[key], value)
+    headers ||= derivesHeaders
+    log ||= derivesLog
   }
   if (merged === undefined) return before
   const options = merged as unknown as ResolvedOptions
-  if (DERIVED_FROM.requestHeaders.some((key) => changed.has(key))) merged['requestHeaders'] = requestHeaders(options)
-  if (DERIVED_FROM.log.some((key) => changed.has(key))) merged['log'] = before.log.derive(options.logger, options.logLevel)
+  if (headers) merged['requestHeaders'] = requestHeaders(options)
+  if (log) merged['log'] = before.log.derive(options.logger, options.logLevel)
   return options
 }
 
@@ -152,9 +113,4 @@ function requestHeaders(options: Pick<ResolvedOptions, 'headers' | 'compression'
   headers['accept'] = 'application/json'
   if (options.compression) headers['accept-encoding'] = ACCEPT_ENCODING
   return headers
-}
-
-function lowerCaseNames(headers: Readonly<Record<string, string>>): Record<string, string> {
-  // fromEntries defines properties: a header named `__proto__` stays a header.
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
 }

@@ -201,13 +201,10 @@ export class Transport {
       origin: this.#config.origin,
       path: request.path,
       method: request.method,
-      headers: options.requestHeaders,
       body,
-      timeout: options.timeout,
       within: left,
-      maxResponseBytes: options.maxResponseBytes,
       isSuccess: request.success ?? isAny2xx,
-      signal: options.signal,
+      options,
     })
   }
 

@@ -1,14 +1,12 @@
-/**
- * The checkpoint of `listNew`: per conversation, how far its messages were read. Plain JSON,
- * versioned, independent of page size.
- *
- * Written in columns (one array per field, the same index for one conversation), not as an object
- * keyed by conversation id: a million-key object is what makes `JSON.parse` and `JSON.stringify`
- * slow (V8 builds it as a hash table, key by key), while arrays of strings and numbers parse about
- * three times faster for the same bytes. About 40 bytes per conversation plus the lengths of its id
- * and of its last message's id (BENCHMARKS.md has the measured size and JSON times per million).
- * The first format (an object keyed by id, `version: 1`) is still read.
- */
+// The checkpoint of `listNew`: per conversation, how far its messages were read. Plain JSON,
+// versioned, independent of page size.
+//
+// Written in columns (one array per field, the same index for one conversation), not as an object
+// keyed by conversation id: a million-key object is what makes `JSON.parse` and `JSON.stringify`
+// slow (V8 builds it as a hash table, key by key), while arrays of strings and numbers parse about
+// three times faster for the same bytes. About 40 bytes per conversation plus the lengths of its id
+// and of its last message's id (BENCHMARKS.md has the measured size and JSON times per million).
+// The first format (an object keyed by id, `version: 1`) is still read.
 import type { ValidationIssue } from '../errors/errors.ts'
 
 /**

@@ -10,7 +10,7 @@ import { ChatServiceError, RequestValidationError, StaleCursorError } from '../e
 import { NestedRun, walk, type ChildPlan, type SourcePage } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
 
-/** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all. */
+/** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all (internal name: `progress` spells it out). */
 export interface ListAllProgress {
   /** Children yielded, counting those yielded before the cursor this iteration resumed from. */
   readonly done: number
@@ -23,7 +23,7 @@ export interface ListAllProgress {
   readonly total: number | undefined
 }
 
-/** A parent whose children could not be listed because it vanished (404) while the iteration ran. */
+/** A parent whose children could not be listed because it vanished (404) while the iteration ran (internal name: `skipped` spells it out). */
 export interface SkippedParent<P> {
   /** The parent (conversation) as it was listed. */
   readonly parent: P
@@ -186,8 +186,14 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     this.#position = options.start
   }
 
-  /** `{ done, total }`: children yielded so far and children expected; see {@link ListAllProgress}. */
-  get progress(): ListAllProgress {
+  /**
+   * How far the iteration has got: `done`, the children (messages) yielded, counting those yielded
+   * before the cursor this iteration resumed from; `total`, the children expected in all: `done`
+   * plus the parents' own counts (conversations' `message_count`) of what is left, known once the
+   * parent list has been read (it is read ahead, up to 10,000 parents beyond the current one),
+   * `undefined` until then. Counts can be stale, so `done` may end a little off `total`.
+   */
+  get progress(): { readonly done: number; readonly total: number | undefined } {
     const expected = this.#runner?.expected
     return { done: this.#position.done, total: expected === undefined ? undefined : this.#options.start.done + expected }
   }
@@ -201,8 +207,12 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     return encodeCursor(this.#position)
   }
 
-  /** Parents that vanished (404) while the iteration ran; their children were skipped, and each was logged at `warn`. */
-  get skipped(): readonly SkippedParent<P>[] {
+  /**
+   * Parents that vanished (404) while the iteration ran: each `parent` (the conversation as it was
+   * listed), the 404 `error` the service answered, and the children of it `yielded` before it
+   * vanished. Their other children were skipped, and each was logged at `warn`.
+   */
+  get skipped(): readonly { readonly parent: P; readonly error: NotFoundError; readonly yielded: number }[] {
     return this.#skipped
   }
 
@@ -212,7 +222,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * @throws ChatServiceError when iterated a second time; StaleCursorError when the data changed so
    * much since the cursor was taken that its parent or child is no longer where it was;
    * APIUserAbortError when the caller's signal fires; ResponseValidationError for a page that
-   * breaks the paging rules (README, "Paging"), a message of another conversation, or an unusable
+   * breaks the paging rules (docs/paging.md), a message of another conversation, or an unusable
    * conversation id; and the errors of the list requests (APIError subclasses but a 404 on a
    * parent's children, which skips it; APIConnectionError, APITimeoutError; ChatServiceError once
    * the client is closed).

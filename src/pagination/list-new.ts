@@ -1,29 +1,27 @@
-/**
- * `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
- * nightly export). It scans the conversation list and compares each conversation with the
- * checkpoint's entry for it:
- *
- * - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
- * - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
- * - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
- *   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
- *   and what follows it is yielded (grown; unchanged when nothing follows);
- * - the check fails, or `message_count` fell below what was read → rewound: read again from the
- *   first message (at-least-once: its messages may repeat; message ids de-duplicate).
- *
- * The scan is checked for completeness: when the distinct ids it listed fall short of the list's
- * `total`, or `total` went down while it was read (the list shifted under it), it scans again
- * (at most {@link MAX_SCANS} times in all) and reads what the earlier passes missed. Only after a
- * complete scan are conversations the checkpoint has and the list does not reported as deleted.
- * Concurrency, read-ahead, early exit, abort and error order are those of `listAll` (nested.ts).
- */
+// `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
+// nightly export). It scans the conversation list and compares each conversation with the
+// checkpoint's entry for it:
+//
+// - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
+// - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
+// - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
+//   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
+//   and what follows it is yielded (grown; unchanged when nothing follows);
+// - the check fails, or `message_count` fell below what was read → rewound: read again from the
+//   first message (at-least-once: its messages may repeat; message ids de-duplicate).
+//
+// The scan is checked for completeness: when the distinct ids it listed fall short of the list's
+// `total`, or `total` went down while it was read (the list shifted under it), it scans again
+// (at most 3 times in all) and reads what the earlier passes missed. Only after a
+// complete scan are conversations the checkpoint has and the list does not reported as deleted.
+// Concurrency, read-ahead, early exit, abort and error order are those of `listAll` (nested.ts).
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
 import * as z from 'zod'
 import { ChatServiceError } from '../errors/errors.ts'
 import { checkArguments } from '../internal/args.ts'
 import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
-import type { ListAllProgress, NestedReader } from './list-all.ts'
+import type { NestedReader } from './list-all.ts'
 import { NestedRun, walk, type ChildPlan } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
 
@@ -59,7 +57,7 @@ export interface ListNewSummary {
   readonly scans: number
   /**
    * Whether the last pass listed every conversation (its distinct ids reached the list's `total`).
-   * When false (the list kept shifting for {@link MAX_SCANS} passes), nothing is reported deleted
+   * When false (the list kept shifting for 3 passes), nothing is reported deleted
    * and conversations not listed keep their checkpoint entries: the next run reads what they missed.
    */
   readonly complete: boolean
@@ -128,8 +126,8 @@ export class NewMessages implements AsyncIterable<Message> {
     this.#entries = options.entries
   }
 
-  /** `{ done, total }`: messages yielded so far by this run, and messages expected in all (known once the scan is complete). */
-  get progress(): ListAllProgress {
+  /** `{ done, total }`: messages yielded so far by this run, and messages expected in all (known once the scan is complete; `undefined` until then). */
+  get progress(): { readonly done: number; readonly total: number | undefined } {
     this.#settle()
     const expected = this.#complete === undefined ? undefined : this.#run?.expected
     return { done: this.#done, total: expected === undefined ? undefined : this.#doneBeforePass + expected }
@@ -165,7 +163,7 @@ export class NewMessages implements AsyncIterable<Message> {
    * Its size is about 40 bytes per conversation plus the lengths of the conversation's id and of its
    * last message's id: 62 MB per million conversations with ids of about 12 characters, 117 MB with
    * UUID-length ids. `compact: true` keeps each last message's id as a 53-bit fingerprint (a number,
-   * see the README) instead, about 92 MB per million with UUID-length ids; any `listNew` reads both,
+   * see docs/nightly.md) instead, about 92 MB per million with UUID-length ids; any `listNew` reads both,
    * and the chance that a fingerprint hides a changed conversation is about 1 in 9 × 10^15 checks.
    *
    * @param options - `compact` (default false): fingerprints instead of the last messages' ids.

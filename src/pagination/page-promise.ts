@@ -1,4 +1,4 @@
-import type { WithResponse } from '../core/response.ts'
+import type { APIResponse } from '../core/response.ts'
 import type { Page } from './page.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
 
@@ -51,7 +51,7 @@ export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> impl
   }
 
   /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */
-  withResponse(): Promise<WithResponse<P>> {
+  withResponse(): Promise<{ readonly data: P; readonly response: APIResponse }> {
     return this.#handledFirst().then((page) => ({ data: page, response: page.response }))
   }
 

@@ -3,8 +3,8 @@ import type { RequestPipeline } from '../internal/pipeline.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { ENDPOINTS } from '../endpoints.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { agentSchema, type Agent, type AgentListParams } from '../schemas/agent.ts'
-import { pageParamsSchema } from '../schemas/common.ts'
+import { agentSchema, type Agent } from '../schemas/agent.ts'
+import { pageParamsSchema, type PageParams } from '../schemas/common.ts'
 
 const listAgents = defineList({ endpoint: ENDPOINTS.listAgents, params: pageParamsSchema, item: agentSchema })
 
@@ -27,14 +27,14 @@ export class Agents {
    * Lists every agent of the company, active or not: `GET /rest/v1/agents?page&limit`
    * (spec, Endpoint 4). Check `active` before binding an agent to a token.
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every agent.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(params: AgentListParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
+  list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
     return listPages(this.#pipeline, listAgents, {}, params, options)
   }
 }

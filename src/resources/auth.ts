@@ -8,7 +8,6 @@ import {
   boundIssueTokenResponseSchema,
   issueTokenParamsSchema,
   issueTokenResponseSchema,
-  type BoundIssueTokenResponse,
   type IssueTokenParams,
   type IssueTokenResponse,
 } from '../schemas/auth.ts'
@@ -47,7 +46,7 @@ export class Auth {
    * The token is remembered by the client (last 1,024) and scrubbed from its errors and logs.
    * @param params - `userId` (your id of the end user), `agentId`, optional `expiresIn`
    * (`'<n>h'` or `'<n>d'`, default 24 h).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} of this call.
    * @returns An {@link APIPromise} of `{ token, user: { id, externalId, companyId, agentId }, agent }`;
    * `agent` and `user.agentId` must be in the response (else ResponseValidationError). Store
    * `user.id` to invalidate tokens later.
@@ -55,12 +54,15 @@ export class Auth {
    * (the spec does not list them); APIConnectionError, APITimeoutError; APIUserAbortError;
    * ResponseValidationError; ChatServiceError once the client is closed.
    */
-  issueToken(params: IssueTokenParams & { agentId: string }, options?: RequestOptions): APIPromise<BoundIssueTokenResponse>
+  issueToken(
+    params: IssueTokenParams & { agentId: string },
+    options?: RequestOptions,
+  ): APIPromise<IssueTokenResponse & { user: { agentId: string }; agent: NonNullable<IssueTokenResponse['agent']> }>
   /**
    * Issues a chat token without binding an agent (spec, Endpoint 1); `agent` and `user.agentId`
    * in the result may be null or absent. Otherwise as the overload with `agentId` above.
    * @param params - `userId`, optional `expiresIn` (`'<n>h'` or `'<n>d'`, default 24 h).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} of this call.
    * @throws RequestValidationError (nothing sent); APIError subclasses for any status but 200;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError;
    * ChatServiceError once the client is closed.

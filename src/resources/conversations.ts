@@ -3,8 +3,8 @@ import type { RequestPipeline } from '../internal/pipeline.ts'
 import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { pageParamsSchema } from '../schemas/common.ts'
-import { conversationSchema, type Conversation, type ConversationListParams } from '../schemas/conversation.ts'
+import { pageParamsSchema, type PageParams } from '../schemas/common.ts'
+import { conversationSchema, type Conversation } from '../schemas/conversation.ts'
 import { createConversationMessages, type ConversationMessages } from './messages.ts'
 
 /** @internal `GET /rest/v1/conversations` (spec, Endpoint 5). */
@@ -37,14 +37,14 @@ export class Conversations {
   /**
    * Lists every conversation of the company: `GET /rest/v1/conversations?page&limit` (spec, Endpoint 5).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every conversation.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
+  list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
     return listPages(this.#pipeline, listConversations, {}, params, options)
   }
 }

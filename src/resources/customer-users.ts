@@ -50,7 +50,7 @@ export type MetadataOptions = {
    * Under `responseValidation: 'warn'` a user with invalid metadata is skipped and reported
    * whichever you choose: it is never returned as sent, so every item is the schema's output, as
    * its type says. Only a list's items are skipped; `update`'s result is a single user (see
-   * {@link CustomerUsers.withMetadata}).
+   * `withMetadata`).
    */
   onInvalidMetadata?: 'throw' | 'skip' | undefined
   /**
@@ -96,7 +96,7 @@ const skippedItems = new WeakMap<SkippedCustomerUser, SkippedItem>()
  * of it because their metadata does not match your `withMetadata` schema.
  * @typeParam Metadata - The type of `metadata` of the users in `data`.
  */
-export class CustomerUserPage<Metadata = CustomerUserMetadata> extends Page<CustomerUser<Metadata>> {
+export class CustomerUserPage<Metadata = Record<string, unknown> | null> extends Page<CustomerUser<Metadata>> {
   /**
    * The users the service sent on this page that are not in `data`: their metadata does not match
    * your schema (`withMetadata(schema, { onInvalidMetadata: 'skip' })`, or
@@ -300,7 +300,7 @@ export let createCustomerUsers: (pipeline: RequestPipeline) => CustomerUsers
  * @typeParam Metadata - The type of `metadata` in what reads and updates return.
  * @typeParam MetadataInput - The type of `metadata` an update accepts.
  */
-export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Record<string, unknown>> {
+export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataInput = Record<string, unknown>> {
   readonly #pipeline: RequestPipeline
   readonly #operations: CustomerUserOperations<Metadata, MetadataInput>
 
@@ -318,7 +318,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise} of {@link CustomerUserPage}s: await it for one page, `for await`
    * it for every user. Under `withMetadata(schema, { onInvalidMetadata: 'skip' })` (or
    * `responseValidation: 'warn'`) users whose metadata the schema rejects are left out of
@@ -337,7 +337,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
   /**
    * Updates a customer user: `PUT /rest/v1/customer-users/:id` (spec, Endpoint 3). Only the fields
    * given are sent. Whether `metadata` is merged or replaced is not shown by the spec: send the
-   * full object to keep existing keys (or use {@link CustomerUsers.updateMetadata}).
+   * full object to keep existing keys (or use {@link resources.CustomerUsers.updateMetadata}).
    *
    * `params` may be built up at run time: any `{ name?, email?, metadata? }` object type-checks
    * (members may be `undefined`, which means "not given"). An update with nothing to change (`{}`,
@@ -351,7 +351,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param id - The internal customer user `id` (not the external id); percent-encoded as one segment.
    * @param params - At least one of `name`, `email` (non-empty strings), `metadata` (a plain JSON
    * object; with `withMetadata`, checked by your schema, and its output is what is sent).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} of this call.
    * @returns An {@link APIPromise} of the updated user: id, external_id, name, email, metadata, active, updated_at.
    * @throws RequestValidationError (nothing sent): an empty update (no member given, or all
    * `undefined`), an empty name or email, metadata that is not a plain JSON object (or that your
@@ -373,7 +373,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * by `external_id` is the recommended lookup"), or `null` when there is none. It reads EVERY page
    * of the `external_id` filter, 100 users a page, and keeps only exact matches: the spec does not
    * say whether the service's filter matches exactly or partially, so `ext-1` never finds `ext-10`.
-   * Typed by your schema under {@link CustomerUsers.withMetadata}.
+   * Typed by your schema under {@link resources.CustomerUsers.withMetadata}.
    *
    * ```ts
    * const user = await client.customerUsers.findByExternalId('crm-4711') // CustomerUser | null
@@ -384,7 +384,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * (`page === total_pages`), which for the usual single-page answer is the only response. Its
    * `requestId` is the one to quote when the answer looks wrong.
    * @param externalId - The calling system's own user id, compared exactly (case and whitespace included).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`: for every page request.
+   * @param options - {@link RequestOptions} of this call, for every page request.
    * @returns An {@link APIPromise} of the user (fields as in `list`), or `null`.
    * @throws DuplicateExternalIdError when several users have this `external_id` (its `ids` lists
    * them, every page of the filter read; at most 1,000, the lookup stops there);
@@ -426,7 +426,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param schema - A zod schema of your metadata. Allow `null` (`.nullable()`) if some users have none.
    * @param options - `forbiddenKeys`: keys refused in metadata before sending;
    * `onInvalidMetadata` (`'throw'`, default, or `'skip'`) and `onSkip`: what a listing does with a
-   * user whose metadata the schema rejects (see {@link MetadataOptions}).
+   * user whose metadata the schema rejects (see `resources.MetadataOptions`).
    * @throws RequestValidationError when `forbiddenKeys` is not a list of strings,
    * `onInvalidMetadata` neither `'throw'` nor `'skip'`, or `onSkip` not a function.
    */
@@ -447,7 +447,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
 
   /**
    * Read-modify-write of one user's metadata, found by `external_id` with
-   * {@link CustomerUsers.findByExternalId} (exact match, every page of the filter): calls `update`
+   * {@link resources.CustomerUsers.findByExternalId} (exact match, every page of the filter): calls `update`
    * with its current metadata and sends what it returns as the new metadata. Use it to change some
    * keys and keep the others, since the spec does not say whether an update merges or replaces
    * metadata. The read is checked strictly whatever `responseValidation` says: what is read is
@@ -462,7 +462,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * @param externalId - The user's `external_id`, compared exactly.
    * @param update - Gets the current metadata (typed and checked by `withMetadata`'s schema, if
    * any) and returns (or resolves with) the new one.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, for every request.
+   * @param options - {@link RequestOptions} of this call, for every request.
    * @returns The updated user, or `undefined` when no user has this `external_id` (nothing is sent then).
    * @throws DuplicateExternalIdError when more than one user has this `external_id` (nothing is
    * written; `ids` lists them);

@@ -15,7 +15,7 @@ import { ENDPOINTS } from '../endpoints.ts'
 import { defineList, listPages } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
-import { idProblem, MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
+import { idProblem, MAX_LIMIT, type PageParams, type Pagination, type SchemaOf } from '../schemas/common.ts'
 import type { Conversation } from '../schemas/conversation.ts'
 import {
   messageConversationSchema,
@@ -23,7 +23,6 @@ import {
   messageSchema,
   type Message,
   type MessageConversation,
-  type MessageListParams,
 } from '../schemas/message.ts'
 
 /** Default requests in flight of `listAll`: 8 (see its TSDoc for why). */
@@ -86,7 +85,7 @@ type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: 
 /** Pages of the conversation list at `limit` a page (from `Conversations`, which owns that operation). @internal */
 export type ConversationPages = (limit: number, options: RequestOptions) => PreparedList<{ data: Conversation[]; pagination: Pagination }>
 
-/** What `listAll()` returns: every message of the company; see {@link ListAllIterable}. */
+/** What `listAll()` returns: every message of the company, with `progress`, `cursor()` and `skipped` (the class `resources.ListAllIterable`). */
 export type AllMessages = ListAllIterable<Conversation, Message>
 
 /** Makes a {@link MessagePage} (internal: its constructor is private; see src/internal/README.md). */
@@ -95,7 +94,12 @@ let createMessagePage: (body: MessagePageBody, response: APIResponse, source: Pa
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
   /** The conversation these messages belong to. */
-  readonly conversation: MessageConversation
+  readonly conversation: {
+    /** The conversation's id. */
+    readonly id: string
+    /** The conversation's title. */
+    readonly title: string
+  }
 
   static {
     createMessagePage = (body, response, source) => bindPageSource(new MessagePage(body, response), source)
@@ -139,7 +143,7 @@ export class ConversationMessages {
    * percent-encoded as one path segment.
    * @param conversationId - The conversation's `id` (non-empty).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
@@ -147,7 +151,7 @@ export class ConversationMessages {
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
    * once the client is closed.
    */
-  list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
+  list(conversationId: string, params: PageParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
     return listPages(this.#pipeline, listMessages, { conversationId }, params, options)
   }
 
@@ -188,7 +192,7 @@ export class ConversationMessages {
    *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
    *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations
    *   of that shard, see {@link shardOf}).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link ListAllIterable} of {@link Message}s with `progress`, `cursor()` and `skipped`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed cursor (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
@@ -257,7 +261,7 @@ export class ConversationMessages {
    *   {@link ConversationMessages.listAll}. A conversation that vanishes (404) counts as deleted.
    * @param params - `checkpoint` (one or an array, from `checkpoint()`), `limit` (messages per page,
    *   1–100, default 100), `concurrency` (1–64, default 8), `shard` (`{ index, count }`).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
+   * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link NewMessages}: the new {@link Message}s, with `progress`, `summary` and
    *   `checkpoint()`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed checkpoint (nothing sent).

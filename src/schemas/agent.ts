@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import type { PageParams, SchemaOf } from './common.ts'
+import type { SchemaOf } from './common.ts'
 
 /** An AI chat agent of the company, active or not (spec, Resources: Agent; Endpoint 4). */
 export type Agent = {
@@ -14,9 +14,6 @@ export type Agent = {
   /** ISO 8601 time of the last update. */
   updated_at: string
 }
-
-/** Parameters of `agents.list` (spec, Endpoint 4). */
-export type AgentListParams = PageParams
 
 /** @internal */
 export const agentSchema = z.object({

@@ -1,40 +1,21 @@
 import * as z from 'zod'
 import { idSchema, type SchemaOf } from './common.ts'
 
-/** Token lifetime text: a positive whole number of hours (`'12h'`) or days (`'7d'`). Zero and negatives are refused at run time. */
-export type ExpiresIn = `${bigint}h` | `${bigint}d`
-
 /** Parameters of `auth.issueToken` (spec, Endpoint 1). */
 export type IssueTokenParams = {
   /** The calling system's id of the end user; comes back as `user.externalId`. */
   userId: string
   /** The agent to bind the token to; may be omitted. */
   agentId?: string | undefined
-  /** Lifetime: a positive whole number followed by `h` or `d`, e.g. `'1h'`, `'7d'` (default 24 h). */
-  expiresIn?: ExpiresIn | undefined
+  /**
+   * Lifetime: a positive whole number followed by `h` (hours) or `d` (days), e.g. `'1h'`, `'7d'`
+   * (default 24 h). Zero and negatives are refused at run time.
+   */
+  expiresIn?: `${bigint}h` | `${bigint}d` | undefined
 }
 
-/** The `user` block of a token-issuance result (spec, Resources: token-issuance result objects). */
-export type TokenUser = {
-  /** Internal customer user id: store it for later token invalidation. */
-  id: string
-  /** The `userId` you supplied. */
-  externalId: string
-  /** The company of the key pair. */
-  companyId: string
-  /** The bound agent; may be null or absent when no `agentId` was given (the spec does not say). */
-  agentId?: string | null | undefined
-}
-
-/** The `agent` block of a token-issuance result. */
-export type TokenAgent = {
-  /** Agent id. */
-  id: string
-  /** Display name. */
-  name: string
-  /** Whether the agent is active. */
-  active: boolean
-}
+/** Token lifetime text (internal name: `IssueTokenParams['expiresIn']`). */
+export type ExpiresIn = NonNullable<IssueTokenParams['expiresIn']>
 
 /**
  * Result of `auth.issueToken` (spec, Endpoint 1): the signed `token`, the `user` (store `user.id`
@@ -45,12 +26,36 @@ export type IssueTokenResponse = {
   /** The signed chat token. A secret: the client scrubs it from its errors and logs. */
   token: string
   /** The end user the token is for. */
-  user: TokenUser
+  user: {
+    /** Internal customer user id: store it for later token invalidation. */
+    id: string
+    /** The `userId` you supplied. */
+    externalId: string
+    /** The company of the key pair. */
+    companyId: string
+    /** The bound agent; may be null or absent when no `agentId` was given (the spec does not say). */
+    agentId?: string | null | undefined
+  }
   /** The bound agent. */
-  agent?: TokenAgent | null | undefined
+  agent?:
+    | {
+        /** Agent id. */
+        id: string
+        /** Display name. */
+        name: string
+        /** Whether the agent is active. */
+        active: boolean
+      }
+    | null
+    | undefined
 }
 
-/** Result of `auth.issueToken` with an `agentId`: `agent` and `user.agentId` are present. */
+/** The `user` block of a token-issuance result (internal name). */
+export type TokenUser = IssueTokenResponse['user']
+/** The `agent` block of a token-issuance result (internal name). */
+export type TokenAgent = NonNullable<IssueTokenResponse['agent']>
+
+/** Result of `auth.issueToken` with an `agentId`: `agent` and `user.agentId` are present (internal name: `issueToken`'s overload spells it out). */
 export type BoundIssueTokenResponse = IssueTokenResponse & {
   /** The end user the token is for, with the bound agent's id. */
   user: TokenUser & { agentId: string }

@@ -1,5 +1,5 @@
 import * as z from 'zod'
-import type { PageParams, SchemaOf } from './common.ts'
+import type { SchemaOf } from './common.ts'
 
 /** A conversation between a customer user and an agent (spec, Resources: Conversation; Endpoint 5). */
 export type Conversation = {
@@ -16,9 +16,6 @@ export type Conversation = {
   /** ISO 8601 time of the last update. */
   updated_at: string
 }
-
-/** Parameters of `conversations.list` (spec, Endpoint 5). */
-export type ConversationListParams = PageParams
 
 /** @internal */
 export const conversationSchema = z.object({

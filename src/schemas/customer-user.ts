@@ -10,7 +10,7 @@ export type CustomerUserMetadata = Record<string, unknown> | null
  * created by token issuance (which knows only the external id) holds in them. `Metadata` is the
  * type of `metadata`, narrowed by `client.customerUsers.withMetadata(schema)`.
  */
-export type CustomerUser<Metadata = CustomerUserMetadata> = {
+export type CustomerUser<Metadata = Record<string, unknown> | null> = {
   /** Internal customer user id: the `id` of `customerUsers.update`. */
   id: string
   /** The calling system's own user id (the `userId` of token issuance). */
@@ -33,7 +33,7 @@ export type CustomerUser<Metadata = CustomerUserMetadata> = {
  * A customer user as returned by an update (spec, Endpoint 3): without `created_at` and
  * `last_seen_at`, with `updated_at`.
  */
-export type UpdatedCustomerUser<Metadata = CustomerUserMetadata> = {
+export type UpdatedCustomerUser<Metadata = Record<string, unknown> | null> = {
   /** Internal customer user id. */
   id: string
   /** The calling system's own user id. */

@@ -1,8 +1,5 @@
 import * as z from 'zod'
-import { pageParamsShape, type PageParams, type SchemaOf } from './common.ts'
-
-/** `user` (from the customer user) or `assistant` (from the AI agent); other strings are kept as sent. */
-export type MessageRole = 'user' | 'assistant' | (string & {})
+import { pageParamsShape, type SchemaOf } from './common.ts'
 
 /**
  * One message of a conversation (spec, Resources: Message; Endpoint 6). A `role` other than `user`
@@ -13,24 +10,21 @@ export type Message = {
   id: string
   /** Message text. */
   content: string
-  /** Who wrote it: `user` or `assistant`. */
-  role: MessageRole
+  /** Who wrote it: `user` (the customer user) or `assistant` (the AI agent); other strings are kept as sent. */
+  role: 'user' | 'assistant' | (string & {})
   /** The conversation it belongs to. */
   conversation_id: string
   /** ISO 8601 creation time; messages are listed oldest first. */
   created_at: string
 }
 
-/** The `{ id, title }` block every page of messages carries (spec, Endpoint 6). */
+/** The `{ id, title }` block every page of messages carries (spec, Endpoint 6; internal name: `MessagePage['conversation']`). */
 export type MessageConversation = {
   /** The conversation's id. */
   id: string
   /** The conversation's title. */
   title: string
 }
-
-/** Parameters of `conversations.messages.list` (spec, Endpoint 6): `limit` defaults to 50 here. */
-export type MessageListParams = PageParams
 
 /** @internal */
 export const messageSchema = z.object({

@@ -1,12 +1,8 @@
-/**
- * Deterministic, realistic test data for the fake (`generateDataset`).
- *
- * Uses a small seeded PRNG (mulberry32), never `Math.random`: the same options
- * give deep-equal data. Strings that repeat (message texts, roles, conversation
- * ids inside messages) are shared, so a million messages stay compact.
- *
- * @module
- */
+// Deterministic, realistic test data for the fake (`generateDataset`).
+//
+// Uses a small seeded PRNG (mulberry32), never `Math.random`: the same options
+// give deep-equal data. Strings that repeat (message texts, roles, conversation
+// ids inside messages) are shared, so a million messages stay compact.
 import type { AgentRecord, CompanySeed, ConversationSeed, CustomerUserSeed, FakeSeed, MessageRecord } from './types.ts'
 
 /** Options of {@link generateDataset}. Counts are PER COMPANY. */

@@ -1,19 +1,15 @@
-/**
- * msw mode's GET requests: msw hands handlers a fetch `Request`, which cannot carry a body on GET,
- * so the fake cannot read the credentials or the customer-user filters there. It can still read
- * the headers, and `content-length` tells the body's exact size. A client that sends the
- * credentials alone as compact JSON, `JSON.stringify({ keyId, keySecret })` (what the SDK sends
- * on every GET without filters), sends a body of a length the fake can compute for each key.
- *
- * So the fake serves a GET only when its `content-length` is that of a credentials-only body of a
- * key of exactly one company (or of the company named by `companyForGet`), and serves it as that
- * company with no filter, which is then the truth. Anything else (filters, credentials the fake
- * does not know, pretty-printed JSON, a length it cannot tell) could be answered only by guessing,
- * so it gets 501 with a message that says why and points to listen mode. What msw mode still
- * cannot tell is a wrong secret of the right length: see TESTING.md, "What msw mode cannot see".
- *
- * @module
- */
+// msw mode's GET requests: msw hands handlers a fetch `Request`, which cannot carry a body on GET,
+// so the fake cannot read the credentials or the customer-user filters there. It can still read
+// the headers, and `content-length` tells the body's exact size. A client that sends the
+// credentials alone as compact JSON, `JSON.stringify({ keyId, keySecret })` (what the SDK sends
+// on every GET without filters), sends a body of a length the fake can compute for each key.
+//
+// So the fake serves a GET only when its `content-length` is that of a credentials-only body of a
+// key of exactly one company (or of the company named by `companyForGet`), and serves it as that
+// company with no filter, which is then the truth. Anything else (filters, credentials the fake
+// does not know, pretty-printed JSON, a length it cannot tell) could be answered only by guessing,
+// so it gets 501 with a message that says why and points to listen mode. What msw mode still
+// cannot tell is a wrong secret of the right length: see TESTING.md, "What msw mode cannot see".
 import { errorResponse, isJsonContentType, type FakeRequest, type FakeResponse } from './http.ts'
 import type { CompanyState, ServiceState } from './state.ts'
 

@@ -1,12 +1,8 @@
-/**
- * Public types of the fake Chat Service (`chat-service-sdk/testing`).
- *
- * Records use the service's own field names (snake_case), as in the spec's
- * "Resources and their fields". This file is independent of the SDK's own
- * types on purpose: the fake is a second, separate reading of the spec.
- *
- * @module
- */
+// Public types of the fake Chat Service (`chat-service-sdk/testing`).
+//
+// Records use the service's own field names (snake_case), as in the spec's
+// "Resources and their fields". This file is independent of the SDK's own
+// types on purpose: the fake is a second, separate reading of the spec.
 
 /**
  * A customer user as the service stores and lists it (spec: "Customer user").

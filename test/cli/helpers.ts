@@ -3,7 +3,7 @@
 // dependencies linked), run as a child process against the fake service in listen mode.
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -34,6 +34,9 @@ export async function installPacked(): Promise<Installed> {
   const staging = mkdtempSync(join(tmpdir(), 'chat-service-cli-pack-'))
   const dir = mkdtempSync(join(tmpdir(), 'chat-service-cli-project-'))
   for (const file of ['package.json', 'README.md', 'TESTING.md', 'CHANGELOG.md']) copyFileSync(join(root, file), join(staging, file))
+  mkdirSync(join(staging, 'docs'))
+  for (const guide of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')))
+    copyFileSync(join(root, 'docs', guide), join(staging, 'docs', guide))
   await build({ outDir: join(staging, 'dist'), dts: false, sourcemap: false, silent: true })
   const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', staging], {
     cwd: staging,

@@ -11,18 +11,12 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import * as z from 'zod'
-import {
-  ChatServiceClient,
-  RequestValidationError,
-  ResponseValidationError,
-  type CustomerUserPage,
-  type SkippedCustomerUser,
-} from 'chat-service-sdk'
+import { ChatServiceClient, RequestValidationError, ResponseValidationError, type CustomerUserPage, type resources } from 'chat-service-sdk'
 import { createFakeChatService, type CustomerUserSeed, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, customerUser, listBody } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, startLoopback, targetOf, type LoopbackServer, type RecordingLogger } from '../helpers/loopback.ts'
 
-// The README's versioned metadata: version 1 had a flat plan, version 2 a subscription.
+// docs/typed-metadata.md's versioned metadata: version 1 had a flat plan, version 2 a subscription.
 const Plan = z.enum(['free', 'starter', 'pro', 'enterprise'])
 const V1 = z.looseObject({ version: z.literal(1), plan: Plan })
 const V2 = z.looseObject({ version: z.literal(2), subscription: z.object({ plan: Plan, seats: z.number().int().min(1) }) })
@@ -113,7 +107,7 @@ describe('a stored user whose metadata the schema rejects, among good ones', () 
   })
 
   it("'skip': every good user listed, the odd one reported on its page, to onSkip and in one warn line", async () => {
-    const reported: SkippedCustomerUser[] = []
+    const reported: resources.SkippedCustomerUser[] = []
     const users = client.customerUsers.withMetadata(Metadata, { onInvalidMetadata: 'skip', onSkip: (skipped) => reported.push(skipped) })
     const ids: string[] = []
     const pages: CustomerUserPage<z.output<typeof Metadata>>[] = []

@@ -17,7 +17,6 @@ import {
   ChatServiceClient,
   ChatServiceError,
   InternalServerError,
-  MIN_RETRY_DELAY_MS,
   NotFoundError,
   RateLimitError,
   RequestValidationError,
@@ -25,6 +24,7 @@ import {
   StaleCursorError,
   type ClientOptions,
 } from 'chat-service-sdk'
+import { MIN_RETRY_DELAY_MS } from '../../src/core/retry.ts'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, type LoopbackServer, type Reply, useLoopback } from '../helpers/loopback.ts'
 

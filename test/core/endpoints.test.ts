@@ -18,6 +18,7 @@ import {
 } from '../helpers/fixtures.ts'
 import { setupMsw, type SeenRequest } from '../helpers/msw.ts'
 import { ENDPOINTS } from '../../src/endpoints.ts'
+import { SAMPLED } from '../helpers/endpoint-samples.ts'
 
 const msw = setupMsw()
 let client: ChatServiceClient
@@ -36,6 +37,29 @@ it("every endpoint of the spec's table (src/endpoints.ts) is a method of the cli
   }
   const numbers = Object.values(ENDPOINTS).map((endpoint) => endpoint.spec)
   expect(new Set(numbers).size).toBe(numbers.length)
+})
+
+describe('every endpoint of the table, through msw', () => {
+  it.each(SAMPLED)(
+    '$name: $method $path answers with the service body (a page for a list), standard headers, credentials only in the body',
+    async (sample) => {
+      const reply = sample.reply()
+      const route = `${BASE}${sample.path}`
+      const method = sample.method === 'GET' ? http.get : sample.method === 'PUT' ? http.put : http.post
+      msw.use(method(route, () => HttpResponse.json(reply)))
+      const result = await sample.call(client)
+      if (sample.list) {
+        expect(result).toBeInstanceOf(Page)
+        expect((result as Page<unknown>).data).toEqual(reply['data'])
+      } else {
+        expect(result).toEqual(reply)
+      }
+      const request = await only()
+      expect(request.method).toBe(sample.method)
+      expect(request.url.pathname).toBe(sample.path)
+      expectStandardHeaders(request)
+    },
+  )
 })
 
 async function only(): Promise<SeenRequest> {

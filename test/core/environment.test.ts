@@ -6,7 +6,9 @@
  */
 import { inspect } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ChatServiceClient, ENVIRONMENT_VARIABLES, NotFoundError, RequestValidationError } from 'chat-service-sdk'
+import { ChatServiceClient, NotFoundError, RequestValidationError } from 'chat-service-sdk'
+
+const { ENVIRONMENT_VARIABLES } = ChatServiceClient
 import { KEY_ID, KEY_SECRET, emptyListFor } from '../helpers/fixtures.ts'
 import { rejection, recordingLogger, startLoopback, targetOf, type LoopbackServer } from '../helpers/loopback.ts'
 

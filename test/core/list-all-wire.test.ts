@@ -8,12 +8,12 @@ import {
   APIUserAbortError,
   BadRequestError,
   ChatServiceClient,
-  DEFAULT_LIST_ALL_CONCURRENCY,
   InternalServerError,
   NotFoundError,
   type ClientOptions,
   type Message,
 } from 'chat-service-sdk'
+import { DEFAULT_LIST_ALL_CONCURRENCY } from '../../src/resources/messages.ts'
 import { mulberry32 } from 'chat-service-sdk/testing'
 import { modelOf, nestedOrder, startCompanyServer, type CompanyServer, type PageRequest } from '../helpers/company-server.ts'
 import { KEY } from '../helpers/list-all-data.ts'

@@ -10,7 +10,7 @@ import {
   type ClientOptions,
   type Message,
   type MessagesCheckpoint,
-  type NewMessages,
+  type resources,
 } from 'chat-service-sdk'
 import { modelOf, startCompanyServer, type CompanyServer, type ModelConversation, type PageRequest } from '../helpers/company-server.ts'
 import { KEY } from '../helpers/list-all-data.ts'
@@ -74,7 +74,7 @@ async function night(
   client: ChatServiceClient,
   checkpoint: MessagesCheckpoint | MessagesCheckpoint[] | undefined,
   params: { limit?: number; concurrency?: number; shard?: { index: number; count: number } } = {},
-): Promise<{ ids: string[]; run: NewMessages; checkpoint: MessagesCheckpoint; requests: PageRequest[] }> {
+): Promise<{ ids: string[]; run: resources.NewMessages; checkpoint: MessagesCheckpoint; requests: PageRequest[] }> {
   const before = server.requests.length
   const run = client.conversations.messages.listNew({ checkpoint, ...params })
   const ids = await drain(run)

@@ -11,12 +11,12 @@ import {
   APITimeoutError,
   APIUserAbortError,
   ChatServiceClient,
-  RATE_LIMIT_STORE_GET_TIMEOUT_MS,
   RateLimitError,
   RequestValidationError,
   type ClientOptions,
   type RateLimitStore,
 } from 'chat-service-sdk'
+import { RATE_LIMIT_STORE_GET_TIMEOUT_MS } from '../../src/core/options.ts'
 import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, type LoopbackServer, type Reply, useLoopback } from '../helpers/loopback.ts'
 

@@ -15,11 +15,10 @@ import type {
   APIPromise,
   ChatServiceClient,
   CustomerUser,
-  CustomerUserMetadata,
   CustomerUserPage,
   CustomerUserUpdateFields,
   CustomerUserUpdateParams,
-  CustomerUsers,
+  resources,
   PagePromise,
   UpdatedCustomerUser,
 } from 'chat-service-sdk'
@@ -51,7 +50,7 @@ describe('withMetadata(schema)', () => {
   })
 
   it('returns the customer-users resource typed by the schema', () => {
-    expectTypeOf(typedUsers).returns.toEqualTypeOf<CustomerUsers<Out, In>>()
+    expectTypeOf(typedUsers).returns.toEqualTypeOf<resources.CustomerUsers<Out, In>>()
   })
 
   it('list() items have metadata: z.output of the schema, on a page and when iterated', () => {
@@ -137,8 +136,8 @@ describe('update() with changes computed at run time (issue 18)', () => {
 
 describe('client.customerUsers without withMetadata', () => {
   it('keeps metadata: Record<string, unknown> | null on reads, Record<string, unknown> on writes', () => {
-    expectTypeOf<ChatServiceClient['customerUsers']>().toEqualTypeOf<CustomerUsers>()
-    expectTypeOf<CustomerUserMetadata>().toEqualTypeOf<Record<string, unknown> | null>()
+    expectTypeOf<ChatServiceClient['customerUsers']>().toEqualTypeOf<resources.CustomerUsers>()
+    expectTypeOf<CustomerUser['metadata']>().toEqualTypeOf<Record<string, unknown> | null>()
     expectTypeOf<Awaited<ReturnType<ChatServiceClient['customerUsers']['list']>>['data'][number]['metadata']>().toEqualTypeOf<Record<
       string,
       unknown

@@ -4,7 +4,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, VERSION } from 'chat-service-sdk'
-import { KEY_ID, KEY_SECRET, customerUser, emptyListFor, message, tokenResponse, updatedUser } from '../helpers/fixtures.ts'
+import { SAMPLED, sampleFor } from '../helpers/endpoint-samples.ts'
+import { KEY_ID, KEY_SECRET, customerUser, emptyListFor, message, updatedUser } from '../helpers/fixtures.ts'
 import { splitTarget, startWireServer, type WireRequest, type WireServer } from '../helpers/wire.ts'
 
 let server: WireServer
@@ -18,12 +19,8 @@ afterAll(async () => {
 })
 beforeEach(() => {
   server.requests.length = 0
-  server.respond((request) => {
-    const { pathname } = splitTarget(request.target)
-    if (request.method === 'POST') return { body: tokenResponse() }
-    if (request.method === 'PUT') return { body: updatedUser() }
-    return { body: emptyListFor(pathname) }
-  })
+  // Each endpoint's sample reply (test/helpers/endpoint-samples.ts).
+  server.respond((request) => ({ body: sampleFor(request.method, splitTarget(request.target).pathname)?.reply() ?? {} }))
   client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
 })
 afterEach(async () => {
@@ -60,33 +57,35 @@ function queryKeys(request: WireRequest): string[] {
   return [...splitTarget(request.target).query.keys()].sort()
 }
 
-describe('GET bodies at the wire', () => {
-  it.each([
-    ['agents.list', () => client.agents.list(), '/rest/v1/agents'],
-    ['conversations.list', () => client.conversations.list(), '/rest/v1/conversations'],
-    ['customerUsers.list', () => client.customerUsers.list(), '/rest/v1/customer-users'],
-    ['conversations.messages.list', () => client.conversations.messages.list('conv-1'), '/rest/v1/conversations/conv-1/messages'],
-  ] as const)('%s sends exactly { keyId, keySecret } as the GET body', async (_name, call, pathname) => {
-    await call()
+describe('every endpoint at the wire', () => {
+  it.each(SAMPLED)('$name: $method $path with exactly the credentials and its members as the JSON body', async (sample) => {
+    await sample.call(client)
     const request = only()
-    expect(request.method).toBe('GET')
-    expect(splitTarget(request.target).pathname).toBe(pathname)
-    expect(expectJsonBody(request)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET })
+    expect(request.method).toBe(sample.method)
+    expect(splitTarget(request.target).pathname).toBe(sample.path)
+    expect(expectJsonBody(request)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET, ...sample.members })
     expectCredentialsOnlyInBody(request)
     for (const key of queryKeys(request)) expect(['limit', 'page']).toContain(key)
   })
+})
 
-  it.each([
-    ['agents.list', () => client.agents.list({ page: 2, limit: 5 })],
-    ['conversations.list', () => client.conversations.list({ page: 2, limit: 5 })],
-    ['customerUsers.list', () => client.customerUsers.list({ page: 2, limit: 5 })],
-    ['conversations.messages.list', () => client.conversations.messages.list('conv-1', { page: 2, limit: 5 })],
-  ] as const)('%s puts page and limit only in the query string', async (_name, call) => {
+describe('GET bodies at the wire', () => {
+  it.each(SAMPLED.filter((sample) => sample.method === 'GET' && sample.members === undefined))(
+    '$name sends exactly { keyId, keySecret } as the GET body',
+    async (sample) => {
+      await sample.call(client)
+      const request = only()
+      expect(request.method).toBe('GET')
+      expect(expectJsonBody(request)).toStrictEqual({ keyId: KEY_ID, keySecret: KEY_SECRET })
+    },
+  )
+
+  it.each(SAMPLED.filter((sample) => sample.list))('$name puts page and limit only in the query string', async (sample) => {
     server.respond((request) => {
       const body = emptyListFor(splitTarget(request.target).pathname)
       return { body: { ...body, pagination: { page: 2, limit: 5, total: 5, total_pages: 1 } } }
     })
-    await call()
+    await sample.call(client, { page: 2, limit: 5 })
     const request = only()
     expect(queryKeys(request)).toEqual(['limit', 'page'])
     expect(splitTarget(request.target).query.get('page')).toBe('2')
@@ -214,23 +213,11 @@ describe('base URL with a path prefix, at the wire', () => {
     async (suffix) => {
       const prefixed = new ChatServiceClient({ baseUrl: `${server.origin}${suffix}`, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
       try {
-        await prefixed.agents.list()
-        await prefixed.conversations.list()
-        await prefixed.customerUsers.list()
-        await prefixed.conversations.messages.list('c')
-        await prefixed.customerUsers.update('u', { name: 'n' })
-        await prefixed.auth.issueToken({ userId: 'u' })
+        for (const sample of SAMPLED) await sample.call(prefixed)
       } finally {
         await prefixed.close()
       }
-      expect(server.requests.map((r) => splitTarget(r.target).pathname)).toEqual([
-        '/chat/rest/v1/agents',
-        '/chat/rest/v1/conversations',
-        '/chat/rest/v1/customer-users',
-        '/chat/rest/v1/conversations/c/messages',
-        '/chat/rest/v1/customer-users/u',
-        '/chat/rest/v1/auth/token',
-      ])
+      expect(server.requests.map((r) => splitTarget(r.target).pathname)).toEqual(SAMPLED.map((sample) => `/chat${sample.path}`))
     },
   )
 })

@@ -1,10 +1,10 @@
 /**
- * The README's "Observability" section, checked against a loopback node:http server with
+ * The guide docs/observability.md, checked against a loopback node:http server with
  * OpenTelemetry's own SDK and undici instrumentation and an in-memory span exporter:
  * - the undici instrumentation alone makes one HTTP client span per attempt of an SDK call (a call
  *   retried once after a 503 is two HTTP spans), although the SDK sends through undici's
  *   `dispatch()` with its own handler;
- * - the recipe (examples/otel-tracing.ts, the same text as the README's snippet) makes one span per
+ * - the recipe (examples/otel-tracing.ts, the same text as the guide's snippet) makes one span per
  *   operation, with the HTTP spans of its attempts as children, its attributes set, and its outcome on
  *   failure;
  * - no key secret and no issued token in any span's name, attributes, events or status.
@@ -22,7 +22,7 @@ import { rejection, startLoopback, targetOf, type LoopbackServer } from '../help
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.b3RlbC10b2tlbi1wYXlsb2Fk.b3RlbC1zaWduYXR1cmU'
 const RECIPE = new URL('../../examples/otel-tracing.ts', import.meta.url)
-const README = new URL('../../README.md', import.meta.url)
+const GUIDE = new URL('../../docs/observability.md', import.meta.url)
 
 const exporter = new InMemorySpanExporter()
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
@@ -139,7 +139,10 @@ describe('the recipe: one span per operation, the HTTP spans of its attempts nes
     const http = httpSpans()
     expect(http).toHaveLength(2)
     expect(http.map(parentOf)).toStrictEqual([operation?.spanContext().spanId, operation?.spanContext().spanId])
-    expect(http.map((span) => span.spanContext().traceId)).toStrictEqual([operation?.spanContext().traceId, operation?.spanContext().traceId])
+    expect(http.map((span) => span.spanContext().traceId)).toStrictEqual([
+      operation?.spanContext().traceId,
+      operation?.spanContext().traceId,
+    ])
     expect(http.map((span) => span.attributes['http.response.status_code'])).toStrictEqual([503, 200])
     expect(parentOf(operation!)).toBeUndefined() // a root: nothing was active at the call
   })
@@ -201,7 +204,11 @@ describe('the recipe: one span per operation, the HTTP spans of its attempts nes
     const error = await rejection(client.withOptions({ maxRetries: 1 }).agents.list())
     expect(error).toBeInstanceOf(APIConnectionError)
     const [operation] = operationSpans()
-    expect(operation?.attributes).toMatchObject({ 'chat_service.attempts': 2, 'chat_service.outcome': 'error', 'error.type': 'APIConnectionError' })
+    expect(operation?.attributes).toMatchObject({
+      'chat_service.attempts': 2,
+      'chat_service.outcome': 'error',
+      'error.type': 'APIConnectionError',
+    })
     expect(operation?.attributes['http.response.status_code']).toBeUndefined()
     expect(operation?.status.code).toBe(SpanStatusCode.ERROR)
     expect(httpSpans().map(parentOf)).toStrictEqual([operation?.spanContext().spanId, operation?.spanContext().spanId])
@@ -228,7 +235,13 @@ describe('secrets', () => {
   function everySpanRendered(): string {
     expect(finished().length).toBeGreaterThan(0)
     return JSON.stringify(
-      finished().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status, links: span.links })),
+      finished().map((span) => ({
+        name: span.name,
+        attributes: span.attributes,
+        events: span.events,
+        status: span.status,
+        links: span.links,
+      })),
     )
   }
 
@@ -254,17 +267,17 @@ describe('secrets', () => {
     const operation = operationSpans().find((span) => span.name === 'customerUsers.update')
     expect(operation?.attributes['url.path']).toBe('/rest/v1/customer-users/[REDACTED]')
     expect(JSON.stringify(operationSpans().map((span) => [span.name, span.attributes, span.events, span.status]))).not.toContain(TOKEN)
-    // The undici instrumentation records url.full and url.path as sent: the README warns about it.
+    // The undici instrumentation records url.full and url.path as sent: the guide warns about it.
     const http = httpSpans().find((span) => span.attributes['http.request.method'] === 'PUT')
     expect(http?.attributes['url.path']).toBe(`/rest/v1/customer-users/${TOKEN}`)
   })
 })
 
-describe('README', () => {
-  it('"Observability" shows examples/otel-tracing.ts as it is, so the snippet is the tested code', () => {
-    const readme = readFileSync(README, 'utf8')
-    const section = /^## Observability\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1]
-    expect(section, 'README has an "## Observability" section').toBeDefined()
+describe('docs/observability.md', () => {
+  it('"One span per operation" shows examples/otel-tracing.ts as it is, so the snippet is the tested code', () => {
+    const guide = readFileSync(GUIDE, 'utf8')
+    const section = /^## One span per operation\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(guide)?.[1]
+    expect(section, 'the guide has a "## One span per operation" section').toBeDefined()
     const snippet = /^```ts\n([\s\S]*?)^```$/m.exec(section!)?.[1]
     expect(snippet).toBe(readFileSync(RECIPE, 'utf8'))
   })

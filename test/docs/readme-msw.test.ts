@@ -1,5 +1,5 @@
-// The README's "Testing your code" msw-mode example, as written there (plus a client and
-// assertions), and its promise about filters: if this fails, the README is wrong.
+// The msw-mode example of TESTING.md ("msw mode"; README's "Testing your code" sums it up), as written
+// there (plus a client and assertions), and the README's promise about filters: if this fails, the docs are wrong.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ChatServiceClient, InternalServerError } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset } from 'chat-service-sdk/testing'

@@ -1,4 +1,4 @@
-// What every README snippet may use without declaring it (test/docs/readme-snippets.test.ts sets
+// What every snippet of README.md and docs/*.md may use without declaring it (test/docs/snippets.test.ts sets
 // them): a client on the fake, a conversation that has messages, and the part of an ioredis
 // client the "One rate limit across processes" snippet uses (an in-memory one). Nothing else.
 import type { ChatServiceClient } from 'chat-service-sdk'

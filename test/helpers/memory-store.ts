@@ -4,14 +4,14 @@
  * letter, so that the SDK's side of it is tested against what a store must do; the README's Redis
  * store (a Lua script) is tested against a real Redis in test/examples/redis-store.test.ts.
  */
-import type { LearnedRate, RateLimitGrant, RateLimitStore, RateLimitTake } from 'chat-service-sdk'
+import type { RateLimitStore } from 'chat-service-sdk'
 
 export interface MemoryStore extends RateLimitStore {
   /** The pause, ms since the epoch. */
   pausedUntil: number
-  learned: LearnedRate | null
+  learned: RateLimitStore.LearnedRate | null
   tokens: number | undefined
-  takes: RateLimitTake[]
+  takes: RateLimitStore.Take[]
   /** Makes every later call throw (or recover, with `false`). */
   failing: boolean
 }
@@ -33,7 +33,7 @@ export function memoryStore(clock: () => number = Date.now): MemoryStore {
       store.pausedUntil = Math.max(store.pausedUntil, until)
       return Promise.resolve()
     },
-    take(request: RateLimitTake): Promise<RateLimitGrant> {
+    take(request: RateLimitStore.Take): Promise<RateLimitStore.Grant> {
       if (store.failing) return Promise.reject(new Error('store down'))
       store.takes.push(request)
       if (request.learned !== undefined && (store.learned === null || request.learned.at > store.learned.at))

@@ -30,7 +30,7 @@ const SECRET = 'ks_live_Q9"vX3\\mR7+pL2/wT8=nB5 cY1%41&amp;€ü😀~'
 const PLAIN = 'ks_live_Q9vX3mR7pL2wT8nB5cY1dF6gH0'
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleHQtNDIiLCJub25jZSI6IjdmM2EifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg'
 
-/** The shortest piece of a secret that is scrubbed (README, "Secrets"). */
+/** The shortest piece of a secret that is scrubbed (docs/reliability.md, "Secrets"). */
 const MIN_FRAGMENT = 8
 const ERROR_BODY_CAP = 64 * 1024
 

@@ -65,7 +65,9 @@ function temp(prefix: string): string {
 function copyOfRepository(): string {
   const dir = temp('release-check-')
   for (const file of ['package.json', 'CHANGELOG.md', 'src/version.ts', 'README.md']) cpSync(join(root, file), join(dir, file))
-  cpSync(join(root, 'api'), join(dir, 'api'), { recursive: true })
+  for (const folder of ['api', 'docs']) {
+    cpSync(join(root, folder), join(dir, folder), { recursive: true, filter: (path) => !path.includes('/docs/api') })
+  }
   return dir
 }
 
@@ -202,12 +204,12 @@ describe('the API against the last release', () => {
     expect(ran.code).toBe(1)
   })
 
-  it('the README may pin only a released version (its Kubernetes recipe installs chat-service-sdk@0.3.0)', async () => {
+  it("the README and the guides may pin only a released version (docs/command.md's Kubernetes recipe installs chat-service-sdk@0.3.0)", async () => {
     const dir = copyAtRelease()
-    expect(read(dir, 'README.md')).toContain('chat-service-sdk@0.3.0')
-    edit(dir, 'README.md', 'chat-service-sdk@0.3.0', 'chat-service-sdk@0.4.0')
+    expect(read(dir, 'docs/command.md')).toContain('chat-service-sdk@0.3.0')
+    edit(dir, 'docs/command.md', 'chat-service-sdk@0.3.0', 'chat-service-sdk@0.4.0')
     const ran = await gate(dir, ...quick)
-    expect(ran.output).toContain('README.md pins chat-service-sdk@0.4.0, which is not a release (api/releases/ has 0.3.0)')
+    expect(ran.output).toContain('docs/command.md pins chat-service-sdk@0.4.0, which is not a release (api/releases/ has 0.3.0)')
     expect(ran.code).toBe(1)
   })
 

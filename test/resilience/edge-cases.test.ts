@@ -15,8 +15,8 @@ import {
   InternalServerError,
   RequestValidationError,
   ResponseValidationError,
-  RETRYABLE_STATUSES,
 } from 'chat-service-sdk'
+import { RETRYABLE_STATUSES } from '../../src/core/retry.ts'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../src/core/retry.ts'
 import { backoffDelay, serverRequestedDelay } from '../../src/internal/retry-policy.ts'

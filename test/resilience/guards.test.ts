@@ -2,7 +2,7 @@
 // the CHAT_SERVICE_LOG variable, and a logger that throws.
 import { createServer, type Server } from 'node:http'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ChatServiceClient, ChatServiceError, type Logger, type LogLevel } from 'chat-service-sdk'
+import { ChatServiceClient, ChatServiceError, type ClientOptions, type Logger } from 'chat-service-sdk'
 import { detectRuntime } from '../../src/runtime.ts'
 
 let server: Server | undefined
@@ -138,7 +138,7 @@ describe('logging', () => {
     expect(lines[0]?.text).toMatch(/^chat-service-sdk: GET \/rest\/v1\/agents\?page=1 → 200 in \d+ ms \(attempt 1\)$/)
   })
 
-  it.each<[LogLevel, number]>([
+  it.each<[NonNullable<ClientOptions['logLevel']>, number]>([
     ['off', 0],
     ['warn', 0],
     ['info', 1], // the retry notice

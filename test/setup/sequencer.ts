@@ -8,7 +8,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 /** Files that drive child processes for tens of seconds. */
-const CHILD_PROCESS_FILES = [/\/test\/cli\//, /\/test\/examples\//, /\/test\/docs\/readme-indexed-job\.test\.ts$/, /\/test\/release\//]
+const CHILD_PROCESS_FILES = [/\/test\/cli\//, /\/test\/examples\//, /\/test\/docs\/indexed-job\.test\.ts$/, /\/test\/release\//]
 
 export default class ChildProcessesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

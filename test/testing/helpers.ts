@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import { ENDPOINTS as SPEC, type EndpointKey } from '../../src/endpoints.ts'
+import { SAMPLED } from '../helpers/endpoint-samples.ts'
 import type { AgentRecord, FakeSeed } from '../../src/testing/index.ts'
 
 export const KEY_A = { keyId: 'key_a', keySecret: 'secret_a' }
@@ -170,21 +170,11 @@ export async function call<T = unknown>(base: string, method: string, path: stri
   return { status: res.statusCode, headers: res.headers, text, json: json as T }
 }
 
-/** A valid call of each endpoint of the spec's table for company A: its path parameters, and body members besides the credentials. */
-const SAMPLES = {
-  issueToken: { params: {}, extra: { userId: 'ext_new' } },
-  listCustomerUsers: { params: {} },
-  updateCustomerUser: { params: { id: 'u_1' }, extra: { name: 'X' } },
-  listAgents: { params: {} },
-  listConversations: { params: {} },
-  listMessages: { params: { conversationId: 'conv_1' } },
-} satisfies Record<EndpointKey, { params: Record<string, string>; extra?: Record<string, unknown> }>
-
-/** Every endpoint of the spec (from its table, src/endpoints.ts), with a valid path for company A. */
-export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; extra?: Record<string, unknown> }> = (
-  Object.keys(SPEC) as EndpointKey[]
-).map((key) => {
-  const sample: { params: Record<string, string>; extra?: Record<string, unknown> } = SAMPLES[key]
-  const path = `/rest/v1${SPEC[key].path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(sample.params[name] ?? ''))}`
-  return { method: SPEC[key].method, path, ...(sample.extra === undefined ? {} : { extra: sample.extra }) }
-})
+/** Every endpoint of the spec (from its table, src/endpoints.ts, through the tests' samples), with a valid path for company A. */
+export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; extra?: Record<string, unknown> }> = SAMPLED.map(
+  ({ method, path, members }) => ({
+    method,
+    path,
+    ...(members === undefined ? {} : { extra: { ...members } }),
+  }),
+)

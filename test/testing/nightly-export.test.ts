@@ -5,7 +5,7 @@
 // conversations at the front and the end of the list. What each night writes is checked against
 // the fake's own view of its data (a second reading of the spec), and so is what it costs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ChatServiceClient, type ListNewSummary, type Message, type MessagesCheckpoint } from 'chat-service-sdk'
+import { ChatServiceClient, type Message, type MessagesCheckpoint, type resources } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
 
 const COMPANY = 'comp_1'
@@ -25,7 +25,7 @@ afterAll(async () => {
 /** The job: every new message, then the checkpoint (kept as JSON, as a file would keep it). */
 async function night(
   checkpoint: string | undefined,
-): Promise<{ messages: Message[]; checkpoint: string; summary: ListNewSummary; requests: number }> {
+): Promise<{ messages: Message[]; checkpoint: string; summary: resources.ListNewSummary; requests: number }> {
   const before = fake.requests.length
   const saved = checkpoint === undefined ? undefined : (JSON.parse(checkpoint) as MessagesCheckpoint)
   const changes = client.conversations.messages.listNew({ checkpoint: saved, limit: 10, concurrency: 4 })

@@ -1,52 +1,50 @@
-// Every ```ts block of README.md, as written: type-checked with `strict` and
-// `noUncheckedIndexedAccess`, then run, one module each, against the fake service in listen mode
-// with the CHAT_SERVICE_* environment set and the globals of snippet-globals.d.ts (a `client`, a
-// `conversationId`). A block right after `<!-- snippet: type-check only -->` is only type-checked
-// (the testing-kit examples, which are vitest files; test/docs/readme-listen.test.ts and
-// readme-msw.test.ts run them). If this fails, the README is wrong.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// Every ```ts block of README.md and of the guides under docs/, as written: type-checked with
+// `strict` and `noUncheckedIndexedAccess`, then run, one module each, against the fake service in
+// listen mode with the CHAT_SERVICE_* environment set and the globals of snippet-globals.d.ts (a
+// `client`, a `conversationId`). A block right after `<!-- snippet: type-check only -->` is only
+// type-checked (the testing-kit examples, which are vitest files: test/docs/readme-listen.test.ts
+// and readme-msw.test.ts run them; the nightly workers: indexed-job.test.ts runs one). TESTING.md is
+// not read here: its blocks are fragments of vitest files. If this fails, the document is wrong.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { blocks, documents, ROOT as root } from './documents.ts'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const dir = join(root, 'test/docs/.snippets')
 
 interface Snippet {
-  /** 1-based line of the opening fence in README.md. */
-  readonly line: number
+  /** Where the block is: `docs/paging.md:12` (the line of its opening fence). */
+  readonly at: string
   readonly code: string
   readonly run: boolean
   readonly file: string
 }
 
-function readmeSnippets(): Snippet[] {
-  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n')
-  const snippets: Snippet[] = []
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]?.trim() !== '```ts') continue
-    const start = i
-    const body: string[] = []
-    for (i++; i < lines.length && lines[i]?.trim() !== '```'; i++) body.push(lines[i] ?? '')
-    const marker = lines[start - 1]?.trim() ?? ''
-    snippets.push({
-      line: start + 1,
-      code: body.join('\n'),
-      run: marker !== '<!-- snippet: type-check only -->',
-      file: join(dir, `readme-line-${start + 1}.ts`),
-    })
-  }
-  return snippets
+function allSnippets(): Snippet[] {
+  return documents()
+    .filter((document) => document !== 'TESTING.md')
+    .flatMap((document) =>
+      blocks(document)
+        .filter((block) => block.lang === 'ts')
+        .map((block) => ({
+          at: `${document}:${block.line}`,
+          code: block.code,
+          run: block.marker !== '<!-- snippet: type-check only -->',
+          file: join(dir, `${document.replace(/\.md$/, '').replace(/\W/g, '-')}-line-${block.line}.ts`),
+        })),
+    )
 }
 
-const snippets = readmeSnippets()
+const snippets = allSnippets()
+const byFile = new Map(snippets.map((snippet) => [snippet.file, snippet]))
 
 /**
- * A stand-in for the ioredis client of the README's `rateLimitStore` snippet: `get`, and `eval` of
+ * A stand-in for the ioredis client of the `rateLimitStore` snippet (docs/rate-limits.md): `get`, and `eval` of
  * its one script (keep the later of the stored moment and the new one).
  */
 function memoryRedis(): typeof globalThis.redis {
@@ -68,8 +66,9 @@ beforeAll(() => {
   for (const snippet of snippets) writeFileSync(snippet.file, `${snippet.code}\nexport {}\n`)
 })
 
-it('README.md has ts snippets to check', () => {
-  expect(snippets.length).toBeGreaterThan(10)
+it('README.md and the guides have ts snippets to check', () => {
+  expect(snippets.filter((snippet) => snippet.at.startsWith('README.md:')).length).toBeGreaterThan(10)
+  expect(snippets.length).toBeGreaterThan(30)
 })
 
 it('every snippet type-checks with strict and noUncheckedIndexedAccess', () => {
@@ -100,8 +99,9 @@ it('every snippet type-checks with strict and noUncheckedIndexedAccess', () => {
     .map((diagnostic) => {
       const file = diagnostic.file as ts.SourceFile
       const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0)
-      const readmeLine = Number(/readme-line-(\d+)/.exec(file.fileName)?.[1]) + line + 1
-      return `README.md:${readmeLine}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`
+      const snippet = byFile.get(file.fileName)
+      const [document, fence] = snippet?.at.split(':') ?? [file.fileName, '0']
+      return `${document}:${Number(fence) + line + 1}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`
     })
   expect(problems).toEqual([])
 }, 60_000)
@@ -110,7 +110,9 @@ describe('every snippet runs against the fake', () => {
   const seed = generateDataset({ seed: 1, agents: 5, customerUsers: 40, conversations: 12, messages: 400 })
   const company = seed.companies[0]
   const key = company?.keys[0]
-  const withMessages = company?.conversations?.find((conversation) => (company.messages ?? []).some((m) => m.conversation_id === conversation.id))
+  const withMessages = company?.conversations?.find((conversation) =>
+    (company.messages ?? []).some((m) => m.conversation_id === conversation.id),
+  )
   let server: FakeServerHandle
   let cwd: string
   const variables = ['CHAT_SERVICE_BASE_URL', 'CHAT_SERVICE_KEY_ID', 'CHAT_SERVICE_KEY_SECRET', 'CHAT_SERVICE_LOG'] as const
@@ -123,7 +125,7 @@ describe('every snippet runs against the fake', () => {
     process.env['CHAT_SERVICE_KEY_SECRET'] = key?.keySecret
     process.env['CHAT_SERVICE_LOG'] = 'error'
     // Snippets may write files (a cursor): somewhere that is not the repository.
-    cwd = mkdtempSync(join(tmpdir(), 'readme-snippets-'))
+    cwd = mkdtempSync(join(tmpdir(), 'doc-snippets-'))
     process.chdir(cwd)
   })
   afterAll(async () => {
@@ -139,8 +141,8 @@ describe('every snippet runs against the fake', () => {
     await server.close()
   })
 
-  it.each(snippets.filter((snippet) => snippet.run).map((snippet) => [snippet.line, snippet] as const))(
-    'README.md:%i',
+  it.each(snippets.filter((snippet) => snippet.run).map((snippet) => [snippet.at, snippet] as const))(
+    '%s',
     async (_line, snippet) => {
       const client = new ChatServiceClient()
       Object.assign(globalThis, { client, conversationId: withMessages?.id, redis: memoryRedis() })
