@@ -23,7 +23,14 @@ export const lineMaps: TsupPlugin = {
     for (const { name } of writtenFiles) {
       if (!name.endsWith('.map')) continue
       const file = resolve(name)
-      const map = JSON.parse(await readFile(file, 'utf8')) as { mappings: string }
+      // A map of a build that ships without one (scripts/bin-plugins.ts) is already gone when this
+      // runs: tsup lists the files it wrote, before the other plugins' changes.
+      const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined
+        throw error
+      })
+      if (text === undefined) continue
+      const map = JSON.parse(text) as { mappings: string }
       map.mappings = firstSegmentPerLine(map.mappings)
       await writeFile(file, JSON.stringify(map))
     }
