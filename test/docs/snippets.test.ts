@@ -44,15 +44,37 @@ const snippets = allSnippets()
 const byFile = new Map(snippets.map((snippet) => [snippet.file, snippet]))
 
 /**
- * A stand-in for the ioredis client of the `rateLimitStore` snippet (docs/rate-limits.md): `get`, and `eval` of
- * its one script (keep the later of the stored moment and the new one).
+ * A stand-in for the ioredis client of the `rateLimitStore` snippet (docs/rate-limits.md): `get`, and
+ * `eval` of its two scripts, in JavaScript: keep the later of the stored moment and the new one
+ * (SET_LATER), and `take` (TAKE: the contract of RateLimitStore.take). The Lua itself runs against a
+ * real Redis in test/examples/redis-store.test.ts, which also holds the guide's TAKE to the example's.
  */
 function memoryRedis(): typeof globalThis.redis {
   const values = new Map<string, string>()
+  let bucket: { tokens: number; at: number } | undefined
+  let learned: [string, string, string] | undefined
+  const take = (args: (string | number)[]): unknown[] => {
+    const [want, reserve, rate, burst, max, at, recoveryMs] = args.map(String) as [string, string, string, string, string, string, string]
+    if (max !== '' && (learned === undefined || Number(at) > Number(learned[1]))) learned = [max, at, recoveryMs]
+    let granted = 0
+    if (Number(want) > 0) {
+      const now = Date.now()
+      const tokens = Math.min(
+        Number(burst),
+        (bucket?.tokens ?? Number(burst)) + (Math.max(0, now - (bucket?.at ?? now)) * Number(rate)) / 1000,
+      )
+      granted = Math.max(0, Math.min(Number(want), Math.floor(tokens - Number(reserve))))
+      bucket = { tokens: tokens - granted, at: now }
+    }
+    return [granted, ...(learned ?? [null, null, null])]
+  }
   return {
     get: (key) => Promise.resolve(values.get(key) ?? null),
-    eval: (script, _numkeys, key, value) => {
+    eval: (script, _numkeys, key, ...args) => {
+      if (script.includes("redis.call('HMGET', KEYS[1], 'tokens', 'at', 'max', 'learnedAt', 'recoveryMs')"))
+        return Promise.resolve(take(args))
       if (!script.includes("redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[1])")) throw new Error(`unexpected script: ${script}`)
+      const [value] = args
       if (Number(values.get(String(key)) ?? '0') < Number(value)) values.set(String(key), String(value))
       return Promise.resolve(null)
     },

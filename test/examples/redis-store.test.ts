@@ -3,6 +3,7 @@
 // learned rate wins; a bucket that refills at the rate asked, up to burst, and keeps the reserve;
 // `tokens: 0` leaves the bucket alone), and two clients sharing it export one company against one
 // limit, every message once, out of one budget.
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Redis } from 'ioredis'
 import { ChatServiceClient } from 'chat-service-sdk'
@@ -26,6 +27,13 @@ afterAll(async () => {
 const take = { reserve: 0, ratePerSecond: 0, burst: 0 }
 
 describe('take, as the contract says', () => {
+  it("is the script docs/rate-limits.md shows users (the guide's snippet runs against an in-memory stand-in)", () => {
+    const script = (text: string): string | undefined => /const TAKE = `([^`]*)`/.exec(text)?.[1]
+    const example = script(readFileSync(new URL('../../examples/distributed-export/rate-limit-store.ts', import.meta.url), 'utf8'))
+    expect(example).toBeDefined()
+    expect(script(readFileSync(new URL('../../docs/rate-limits.md', import.meta.url), 'utf8'))).toBe(example)
+  })
+
   it('keeps the learned rate with the later at, and answers it', async () => {
     const store = redisRateLimitStore(redis, 'test:learned')
     expect(await store.take!({ ...take, tokens: 0 })).toEqual({ tokens: 0, learned: null })
