@@ -49,9 +49,16 @@ export interface PreparedList<Body extends PageBody> {
   /**
    * The ResponseValidationError that reports `issues` found in page `page` (`result`, as `fetch`
    * returned it): status, headers, request id and body kept, every known secret scrubbed. The
-   * paging rules (pagination/rules.ts) decide; this builds the error.
+   * paging rules (pagination/rules.ts) and a page's own checks (typed metadata) decide; this
+   * builds the error.
    */
   invalid(page: number, result: WithResponse<Body>, issues: readonly ValidationIssue[]): ResponseValidationError
+  /** The call's `responseValidation` (the client's, or the call's own). */
+  readonly validation: ResponseValidation
+  /** `issues` with every known secret scrubbed from their messages and values. */
+  scrub(issues: readonly ValidationIssue[]): ValidationIssue[]
+  /** Logs at `warn` through the client's logger, secrets scrubbed. */
+  warn(message: string, fields: Record<string, unknown>): void
 }
 
 /** Runs operations for one client; see the steps above. */
@@ -161,6 +168,11 @@ export class RequestPipeline {
       },
       invalid: (page, result, issues) =>
         responseValidationError(result.response, pageRequest(page), issues, this.#transport.redactor, result.data),
+      validation: merged.responseValidation,
+      scrub: (issues) => this.#transport.redactor.redactIssues(issues),
+      warn: (message, fields) => {
+        merged.log.log('warn', message, fields)
+      },
     }
   }
 
@@ -224,14 +236,8 @@ export class RequestPipeline {
     warnDeprecatedOptions(callOptions, this.#options.log)
   }
 
-  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'member'>): ReadContext {
-    return {
-      redactor: this.#transport.redactor,
-      logger: this.#options.log,
-      validation,
-      output: operation.output,
-      member: operation.member,
-    }
+  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output'>): ReadContext {
+    return { redactor: this.#transport.redactor, logger: this.#options.log, validation, output: operation.output }
   }
 }
 

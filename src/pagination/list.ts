@@ -7,18 +7,36 @@ import * as z from 'zod'
 import type { ListEndpoint } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
-import { skippedIn, type MemberCheck } from '../internal/read-response.ts'
 import type { ListRequestOptions } from '../core/options.ts'
-import type { APIResponse, WithResponse } from '../core/response.ts'
-import { ChatServiceError } from '../errors/errors.ts'
+import type { APIResponse, ResponseValidation, WithResponse } from '../core/response.ts'
+import { ChatServiceError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
 import { pageIssues } from './rules.ts'
 import { createPage, type Page } from './page.ts'
 import { createPagePromise, type PagePromise } from './page-promise.ts'
 
-/** Makes a list's pages: {@link createPage}, or the factory of a subclass that reads more of the body. */
-export type PageFactory<Body extends PageBody, P> = (body: Body, response: APIResponse, source: PageSource<P>) => P
+/** What a page factory gets besides the body and the response. */
+export interface PageContext<P> {
+  /** Where the page's later pages come from. */
+  readonly source: PageSource<P>
+  /** The SDK method that listed it, e.g. `'customerUsers.list'`, for messages. */
+  readonly operation: string
+  /** The call's `responseValidation`. */
+  readonly validation: ResponseValidation
+  /** The ResponseValidationError reporting `issues` in this page: its status, headers, request id and body as sent kept, secrets scrubbed. */
+  invalid(issues: readonly ValidationIssue[]): ResponseValidationError
+  /** `issues` with every known secret scrubbed. */
+  scrub(issues: readonly ValidationIssue[]): ValidationIssue[]
+  /** Logs at `warn` through the client's logger, secrets scrubbed. */
+  warn(message: string, fields: Record<string, unknown>): void
+}
+
+/**
+ * Makes a list's pages from bodies as the service sent them: {@link createPage}, or the factory of
+ * a subclass that reads more of the body (or checks it further: typed metadata).
+ */
+export type PageFactory<Body extends PageBody, P> = (body: Body, response: APIResponse, context: PageContext<P>) => P
 
 /** A list operation: an {@link Operation} whose response is a page, and the class of its pages. */
 export interface ListOperation<Params extends z.ZodType, Body extends PageBody, P> extends Operation<Params, Body> {
@@ -37,8 +55,6 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly params: Params
   readonly item: z.ZodType<Item>
   readonly extra?: Extra
-  /** A member of each item checked by a caller's schema; see `OperationSpec.member`. */
-  readonly member?: MemberCheck
   readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
@@ -50,18 +66,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     params: spec.params,
     query: ['page', 'limit'],
     response,
-    ...(spec.member === undefined ? {} : { member: spec.member }),
   })
   return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
-}
-
-/**
- * A page's response with the body as the service sent it, items left out of the page (a member
- * check's skips) included: what the paging rules judge and what their errors keep.
- */
-function asSent<Body>(result: WithResponse<Body>): WithResponse<Body> {
-  const sent = skippedIn(result.data)?.body as Body | undefined
-  return sent === undefined ? result : { ...result, data: sent }
 }
 
 /**
@@ -92,20 +98,26 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     prefetch: prepared.prefetch,
     fetch: async (page, signal) => {
       const result = await prepared.fetch(page, signal)
-      const issues = pageIssues(asSent(result).data, { page })
-      if (issues.length > 0) throw prepared.invalid(page, asSent(result), issues)
-      const made = operation.page(result.data, result.response, source)
+      const issues = pageIssues(result.data, { page })
+      if (issues.length > 0) throw prepared.invalid(page, result, issues)
+      const made = operation.page(result.data, result.response, {
+        source,
+        operation: operation.name,
+        validation: prepared.validation,
+        invalid: (found) => prepared.invalid(page, result, found),
+        scrub: (found) => prepared.scrub(found),
+        warn: (message, fields) => {
+          prepared.warn(message, fields)
+        },
+      })
       responses.set(made, result)
       return made
     },
     invalid: (made, issues) => {
       const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
-      return prepared.invalid(made.pagination.page, asSent(result), issues)
+      return prepared.invalid(made.pagination.page, result, issues)
     },
-    asSent: (made) => {
-      const result = responses.get(made)
-      return result === undefined ? made : asSent(result).data
-    },
+    asSent: (made) => responses.get(made)?.data ?? made,
   }
   return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)
 }

@@ -11,7 +11,7 @@ import { hasNextPage } from './rules.ts'
 export let createPage: <T>(
   body: { readonly data: T[]; readonly pagination: Pagination },
   response: APIResponse,
-  source: PageSource<Page<T>>,
+  context: { readonly source: PageSource<Page<T>> },
 ) => Page<T>
 
 /** Gives a page made by a subclass's own factory (`MessagePage`) the source of its later pages. */
@@ -34,7 +34,7 @@ export class Page<T> implements AsyncIterable<T> {
   #source!: PageSource<Page<T>>
 
   static {
-    createPage = (body, response, source) => bindPageSource(new Page(body, response), source)
+    createPage = (body, response, { source }) => bindPageSource(new Page(body, response), source)
     bindPageSource = (page, source) => {
       page.#source = source
       return page

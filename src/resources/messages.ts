@@ -90,7 +90,7 @@ export type ConversationPages = (limit: number, options: RequestOptions) => Prep
 export type AllMessages = ListAllIterable<Conversation, Message>
 
 /** Makes a {@link MessagePage} (internal: its constructor is private; see src/internal/README.md). */
-let createMessagePage: (body: MessagePageBody, response: APIResponse, source: PageSource<MessagePage>) => MessagePage
+let createMessagePage: (body: MessagePageBody, response: APIResponse, context: { readonly source: PageSource<MessagePage> }) => MessagePage
 
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
@@ -98,7 +98,7 @@ export class MessagePage extends Page<Message> {
   readonly conversation: MessageConversation
 
   static {
-    createMessagePage = (body, response, source) => bindPageSource(new MessagePage(body, response), source)
+    createMessagePage = (body, response, { source }) => bindPageSource(new MessagePage(body, response), source)
   }
 
   private constructor(body: MessagePageBody, response: APIResponse) {
