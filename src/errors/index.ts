@@ -19,5 +19,6 @@ export {
   ResponseValidationError,
   StaleCursorError,
   UnprocessableEntityError,
+  UnstableListError,
   type ValidationIssue,
 } from './errors.ts'

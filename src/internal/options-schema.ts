@@ -156,4 +156,5 @@ export const requestOptionsSchema = z.strictObject(requestOptionsShape)
 export const listRequestOptionsSchema = z.strictObject({
   ...requestOptionsShape,
   prefetch: z.number().int().min(0).max(32).optional(),
+  rescan: z.boolean().optional(),
 } satisfies SchemaOf<ListRequestOptions>)

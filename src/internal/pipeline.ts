@@ -42,6 +42,8 @@ export interface PreparedList<Body extends PageBody> {
   readonly firstPage: number
   /** Later pages to keep in flight while iterating. */
   readonly prefetch: number
+  /** Whether iterating the whole list scans it a second time (the `rescan` option). */
+  readonly rescan: boolean
   /** The `limit` sent with every page, or `undefined` when the service's default applies. */
   readonly limit: number | undefined
   /** Fetches page `page` with the call's limit, filters and options; `signal` cancels it (besides the call's own). */
@@ -139,7 +141,7 @@ export class RequestPipeline {
       [listRequestOptionsSchema, options ?? {}, ['options']],
     )
     this.#deprecations(operation.name, listOptions)
-    const { prefetch = 0, ...callOptions } = listOptions
+    const { prefetch = 0, rescan = false, ...callOptions } = listOptions
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
     const merged = mergeOptions(this.#options, callOptions)
@@ -158,6 +160,7 @@ export class RequestPipeline {
     return {
       firstPage,
       prefetch,
+      rescan,
       limit: query['limit'] as number | undefined,
       fetch: (page, signal) => {
         const request = pageRequest(page)

@@ -2,12 +2,15 @@
  * `listAll`: every child of every parent (every message of every conversation), yielded in
  * exactly the order of the nested loop, on the scheduler of nested.ts (concurrency, bounded
  * memory), with progress, a resumable cursor, an optional shard, and vanished parents skipped out
- * loud.
+ * loud. The parent list is scanned a second time once the first scan ends (list-scan.ts): the
+ * parents only the second scan lists (a change the first could not see moved them past it) come
+ * after all the others.
  */
 import * as z from 'zod'
 import type { NotFoundError } from '../errors/errors.ts'
 import { ChatServiceError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
-import { NestedRun, walk, type ChildPlan, type SourcePage } from './nested.ts'
+import type { ScanReport } from './list-scan.ts'
+import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all. */
@@ -34,21 +37,26 @@ export interface SkippedParent<P> {
 }
 
 /**
- * What an iteration over parents and their children reads: the pages, and what it needs to know
- * of the records. Requests carry the caller's own signal; `signal` is the iteration's own,
- * aborted when it ends. @internal
+ * What a listing of a whole list did to stay exact while the list moved under it (list-scan.ts;
+ * README, "Lists that move"). All zero when the list held still.
  */
-export interface NestedReader<P, C> {
-  /** Page `page` (at 100 a page) of the parents, in the service's order; checked response by response. */
-  parents(page: number, signal: AbortSignal): Promise<SourcePage<P>>
-  /** Page `page` of one parent's children at the iteration's limit; checked response by response. */
-  children(parent: P, page: number, signal: AbortSignal): Promise<SourcePage<C>>
-  parentId(parent: P): string
-  childId(child: C): string
-  /** How many children the parent says it has (conversations' `message_count`). */
-  expectedChildren(parent: P): number
-  /** Told once per parent that vanished (404) while the iteration ran. */
-  onSkip(skipped: SkippedParent<P>): void
+export interface ListRepairs {
+  /** Passes over the list: 1, or 2 after a second scan. */
+  readonly scans: number
+  /** Times two consecutive pages showed the list had moved between them (their `total` differed). */
+  readonly shifts: number
+  /** Pages read again to repair those shifts (the second scan's pages are not counted here). */
+  readonly rereads: number
+  /** Items the repairs and the second scan found that a plain reading would have missed. */
+  readonly recovered: number
+  /** Items that came again (moved down by an insert, or read again by a repair) and were not yielded twice. */
+  readonly repeated: number
+}
+
+/** What `listAll` and `listNew` repaired: of the conversation list, and of the messages of the conversations they read (summed). */
+export interface NestedRepairs {
+  readonly conversations: ListRepairs
+  readonly messages: ListRepairs
 }
 
 /** Where an iteration stands: right after the last child yielded. What a cursor encodes. */
@@ -152,14 +160,22 @@ interface ListAllPlan extends ChildPlan {
 }
 
 /** What {@link createListAll} takes. @internal */
-export interface ListAllOptions {
+export interface ListAllOptions<P> {
   readonly concurrency: number
   readonly start: Cursor
   readonly signal?: AbortSignal | undefined
   readonly shard?: ShardFilter | undefined
+  /** Whether to scan the parent list a second time (default true). */
+  readonly rescan: boolean
+  /** Told once per parent that vanished (404) while the iteration ran. */
+  readonly onSkip: (skipped: SkippedParent<P>) => void
+  /** The error for a list that will not hold still. */
+  readonly unstable: (list: 'conversations' | 'messages', report: ScanReport) => Error
+  /** Told once the iteration ends, when it repaired anything (it logs it). */
+  readonly repaired: (repairs: NestedRepairs) => void
 }
 
-let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions) => ListAllIterable<P, C>
+let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>) => ListAllIterable<P, C>
 
 /**
  * What `listAll()` returns: an async iterable of every child, in nested-loop order, that also
@@ -169,7 +185,7 @@ let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions) => Li
  */
 export class ListAllIterable<P, C> implements AsyncIterable<C> {
   readonly #reader: NestedReader<P, C>
-  readonly #options: ListAllOptions
+  readonly #options: ListAllOptions<P>
   #position: Position
   #started = false
   /** The run under way (or done): it knows how many children the plans expect. */
@@ -180,7 +196,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     construct = (reader, options) => new ListAllIterable(reader, options)
   }
 
-  private constructor(reader: NestedReader<P, C>, options: ListAllOptions) {
+  private constructor(reader: NestedReader<P, C>, options: ListAllOptions<P>) {
     this.#reader = reader
     this.#options = options
     this.#position = options.start
@@ -207,6 +223,17 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
   }
 
   /**
+   * What the iteration did so far to stay exact while the data moved under it: repairs of the
+   * conversation list (its second scan included) and of the conversations' messages. All zero
+   * when nothing moved; logged at `warn` once the iteration ends when anything was repaired.
+   */
+  get repairs(): NestedRepairs {
+    const run = this.#runner
+    if (run === undefined) return { conversations: NO_REPAIRS, messages: NO_REPAIRS }
+    return { conversations: run.parentRepairs, messages: run.childRepairs }
+  }
+
+  /**
    * Every child of every parent, in order. Leaving the loop early aborts what is in flight and
    * sends nothing more; an error surfaces after every child before it.
    * @throws ChatServiceError when iterated a second time; StaleCursorError when the data changed so
@@ -224,63 +251,73 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     return this.#run()
   }
 
-  #run(): AsyncGenerator<C, void, undefined> {
-    const { start, shard } = this.#options
+  async *#run(): AsyncGenerator<C, void, undefined> {
+    const { start, shard, unstable } = this.#options
     const reader = this.#reader
-    const run = new NestedRun<P, C, ListAllPlan>(
-      {
-        parents: (page, signal) => reader.parents(page, signal),
-        children: (parent, page, signal) => reader.children(parent, page, signal),
-        parentId: (parent) => reader.parentId(parent),
-        plan: (parent, _index, resumed) => {
-          if (shard !== undefined && !shard.has(reader.parentId(parent))) return undefined
-          const count = reader.expectedChildren(parent)
-          if (!resumed) return { firstPage: 1, expected: count, after: null }
-          const before = start.childIndex < 0 ? 0 : (start.childPage - 1) * start.limit + start.childIndex + 1
-          return { firstPage: start.childPage, expected: Math.max(0, count - before), after: start.childId }
-        },
+    const run = new NestedRun<P, C, ListAllPlan>(reader, {
+      concurrency: this.#options.concurrency,
+      start: { index: start.parent, resume: start.parentId === null ? undefined : { parentId: start.parentId, stale: staleCursor } },
+      plan: (parent, _index, resumed) => {
+        if (shard !== undefined && !shard.has(reader.parentId(parent))) return undefined
+        const count = reader.expectedChildren(parent)
+        if (!resumed) return { firstPage: 1, expected: count, after: null }
+        const before = start.childIndex < 0 ? 0 : (start.childPage - 1) * start.limit + start.childIndex + 1
+        return { firstPage: start.childPage, expected: Math.max(0, count - before), after: start.childId }
       },
-      {
-        concurrency: this.#options.concurrency,
-        start: { index: start.parent, resume: start.parentId === null ? undefined : { parentId: start.parentId, stale: staleCursor } },
-      },
-    )
-    this.#runner = run
-    const children = walk(run, {
-      signal: this.#options.signal,
-      abortMessage: "listAll() was aborted by the caller's signal",
-      start: (parent, page, result) => {
-        const after = parent.plan.after
-        if (after === null) return 0
-        const at = result.data.findIndex((child) => reader.childId(child) === after)
-        if (at === -1) throw staleCursor(`message ${after} is no longer on page ${page} of its conversation`)
-        return at + 1
-      },
-      child: (parent, child, page, index) => {
-        this.#position = {
-          shard: start.shard,
-          limit: start.limit,
-          done: this.#position.done + 1,
-          parent: parent.index,
-          parentId: reader.parentId(parent.parent),
-          childPage: page,
-          childIndex: index,
-          childId: reader.childId(child),
-        }
-      },
-      vanished: (parent, error, yielded) => {
-        const skipped = { parent: parent.parent, error, yielded }
-        this.#skipped.push(skipped)
-        run.adjustExpected(-Math.max(0, parent.plan.expected - yielded))
-        reader.onSkip(skipped)
-      },
-      done: () => undefined,
+      rescan: this.#options.rescan ? () => true : undefined,
+      unstableParents: (report) => unstable('conversations', report),
+      unstableChildren: (report) => unstable('messages', report),
     })
-    return children
+    this.#runner = run
+    try {
+      yield* walk(run, reader, {
+        signal: this.#options.signal,
+        abortMessage: "listAll() was aborted by the caller's signal",
+        start: (parent, page, body) => {
+          const after = parent.plan.after
+          if (after === null) return 0
+          const at = body.data.findIndex((child) => reader.childId(child) === after)
+          if (at === -1) throw staleCursor(`message ${after} is no longer on page ${page} of its conversation`)
+          return at + 1
+        },
+        beforeStart: (parent) =>
+          staleCursor(
+            `the messages of conversation ${reader.parentId(parent.parent)} shifted before the cursor's page while they were read`,
+          ),
+        restarted: () => undefined,
+        page: () => undefined,
+        child: (parent, child, page, index) => {
+          this.#position = {
+            shard: start.shard,
+            limit: start.limit,
+            done: this.#position.done + 1,
+            parent: parent.index,
+            parentId: reader.parentId(parent.parent),
+            childPage: page,
+            childIndex: index,
+            childId: reader.childId(child),
+          }
+        },
+        vanished: (parent, error, yielded) => {
+          const skipped = { parent: parent.parent, error, yielded }
+          this.#skipped.push(skipped)
+          run.adjustExpected(-Math.max(0, parent.plan.expected - yielded))
+          this.#options.onSkip(skipped)
+        },
+        done: () => undefined,
+      })
+    } finally {
+      const repairs = this.repairs
+      if (repairs.conversations.shifts + repairs.conversations.recovered + repairs.messages.shifts + repairs.messages.recovered > 0) {
+        this.#options.repaired(repairs)
+      }
+    }
   }
 }
 
+const NO_REPAIRS: ListRepairs = { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
+
 /** Makes a {@link ListAllIterable} (its constructor is not public). @internal */
-export function createListAll<P, C>(reader: NestedReader<P, C>, options: ListAllOptions): ListAllIterable<P, C> {
+export function createListAll<P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>): ListAllIterable<P, C> {
   return construct(reader, options)
 }

@@ -6,12 +6,13 @@
 import * as z from 'zod'
 import type { ListEndpoint } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
-import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
+import type { PageBody, PreparedList, RequestPipeline } from '../internal/pipeline.ts'
 import type { ListRequestOptions } from '../core/options.ts'
-import type { APIResponse, ResponseValidation, WithResponse } from '../core/response.ts'
-import { ChatServiceError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
+import type { APIResponse, ResponseValidation } from '../core/response.ts'
+import { ChatServiceError, UnstableListError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
+import type { FetchedPage, ScanReport } from './list-scan.ts'
 import { pageIssues } from './rules.ts'
 import { createPage, type Page } from './page.ts'
 import { createPagePromise, type PagePromise } from './page-promise.ts'
@@ -22,6 +23,11 @@ export interface PageContext<P> {
   readonly source: PageSource<P>
   /** The SDK method that listed it, e.g. `'customerUsers.list'`, for messages. */
   readonly operation: string
+  /**
+   * Where each item of the body stands in the page as the service sent it, when the body holds
+   * only some of them (an iteration yields each item once); `undefined`: the page as sent.
+   */
+  readonly positions: readonly number[] | undefined
   /** The call's `responseValidation`. */
   readonly validation: ResponseValidation
   /** The ResponseValidationError reporting `issues` in this page: its status, headers, request id and body as sent kept, secrets scrubbed. */
@@ -81,43 +87,92 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
   params: unknown,
   options: ListRequestOptions | undefined,
 ): PagePromise<T, P> {
-  let prepared
+  let prepared: PreparedList<Body>
   try {
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
     const refused = pipeline.refuse(operation, error)
+    const nothing = (): never => {
+      throw new ChatServiceError('A call refused before anything was sent has no pages')
+    }
     return createPagePromise<T, P>(refused, {
       prefetch: 0,
+      rescan: false,
       fetch: () => refused,
-      invalid: () => new ChatServiceError('A call refused before anything was sent has no pages'),
+      page: nothing,
+      fetchedOf: nothing,
+      unstable: nothing,
+      repaired: () => undefined,
     })
   }
-  // What each page came from, for the error that reports it (kept as long as the page is).
-  const responses = new WeakMap<P, WithResponse<Body>>()
+  const list = prepared
+  // What each page was made from (kept as long as the page is): its later pages iterate from it.
+  const madeFrom = new WeakMap<P, FetchedPage>()
   const source: PageSource<P> = {
-    prefetch: prepared.prefetch,
+    prefetch: list.prefetch,
+    rescan: list.rescan,
     fetch: async (page, signal) => {
-      const result = await prepared.fetch(page, signal)
+      const result = await list.fetch(page, signal)
+      const fetched: FetchedPage = { body: result.data, response: result.response, invalid: (issues) => list.invalid(page, result, issues) }
       const issues = pageIssues(result.data, { page })
-      if (issues.length > 0) throw prepared.invalid(page, result, issues)
-      const made = operation.page(result.data, result.response, {
+      if (issues.length > 0) throw fetched.invalid(issues)
+      return fetched
+    },
+    page: (fetched, items) => {
+      const sent = fetched.body as Body
+      const body = items === undefined ? sent : { ...sent, data: items.map((index) => sent.data[index]) }
+      const made = operation.page(body, fetched.response, {
         source,
         operation: operation.name,
-        validation: prepared.validation,
-        invalid: (found) => prepared.invalid(page, result, found),
-        scrub: (found) => prepared.scrub(found),
+        validation: list.validation,
+        positions: items,
+        invalid: (issues) => fetched.invalid(issues),
+        scrub: (issues) => list.scrub(issues),
         warn: (message, fields) => {
-          prepared.warn(message, fields)
+          list.warn(message, fields)
         },
       })
-      responses.set(made, result)
+      madeFrom.set(made, fetched)
       return made
     },
-    invalid: (made, issues) => {
-      const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
-      return prepared.invalid(made.pagination.page, result, issues)
+    fetchedOf: (made) =>
+      madeFrom.get(made) ?? {
+        body: { data: made.data, pagination: made.pagination },
+        response: made.response,
+        invalid: (issues) =>
+          list.invalid(
+            made.pagination.page,
+            { data: { data: made.data, pagination: made.pagination } as Body, response: made.response },
+            issues,
+          ),
+      },
+    unstable: (report) => unstableList(operation.name, report),
+    repaired: (report) => {
+      list.warn(`${operation.name}: ${describeRepairs(report)}`, { operation: operation.name, ...report })
     },
-    asSent: (made) => responses.get(made)?.data ?? made,
   }
-  return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)
+  return createPagePromise<T, P>(source.fetch(list.firstPage), source)
+}
+
+/** What a listing did to stay exact, in a sentence (for its log line and its error). */
+export function describeRepairs(report: ScanReport): string {
+  const parts: string[] = []
+  if (report.shifts > 0) {
+    parts.push(
+      `the list moved while it was read (${report.shifts} ${report.shifts === 1 ? 'time' : 'times'}): ${report.rereads} ${report.rereads === 1 ? 'page' : 'pages'} read again so that every item came once`,
+    )
+  }
+  if (report.scans > 1) parts.push('a second scan read the list again')
+  if (report.recovered > 0)
+    parts.push(`${report.recovered} ${report.recovered === 1 ? 'item' : 'items'} found that a plain reading would have missed`)
+  return parts.length === 0 ? 'the list held still' : parts.join('; ')
+}
+
+/** The error of a listing whose list kept moving beyond what its repairs may read. */
+export function unstableList(operation: string, report: ScanReport): UnstableListError {
+  return new UnstableListError(
+    `${operation}: the list kept moving while it was read (${report.shifts} shifts; ${report.rereads} pages read again to repair them, ` +
+      'the most a listing may): every item yielded so far came once, but the listing cannot go on without risking a gap. Start it again when the list is quieter.',
+    { operation, shifts: report.shifts, rereads: report.rereads },
+  )
 }

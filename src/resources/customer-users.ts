@@ -141,7 +141,9 @@ function readMetadata<M>(
 ): { data: CustomerUser<M>[]; skipped: SkippedCustomerUser[] } {
   const data: CustomerUser<M>[] = []
   const failed: { index: number; user: unknown; issues: ValidationIssue[] }[] = []
-  body.data.forEach((user: unknown, index) => {
+  body.data.forEach((user: unknown, kept) => {
+    // Its place in the page as the service sent it (an iteration may hand over only some of its users).
+    const index = context.positions?.[kept] ?? kept
     const value = user !== null && typeof user === 'object' ? (user as { metadata?: unknown }).metadata : undefined
     const parsed = check.schema.safeParse(value)
     if (parsed.success) data.push({ ...(user as CustomerUser<unknown>), metadata: parsed.data as M })
