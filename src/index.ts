@@ -34,9 +34,9 @@ export { Agents } from './resources/agents.ts'
 export { Auth } from './resources/auth.ts'
 export { Conversations } from './resources/conversations.ts'
 export { CustomerUserPage, CustomerUsers, type MetadataOptions, type SkippedCustomerUser } from './resources/customer-users.ts'
-export { ListAllIterable, type ListAllProgress, type SkippedParent } from './pagination/list-all.ts'
+export { ListAllIterable, type ListAllProgress, type ListRepairs, type MessagesRepairs, type SkippedParent } from './pagination/list-all.ts'
 export { MAX_SCANS, NewMessages, type ListNewSummary } from './pagination/list-new.ts'
-export type { MessagesCheckpoint } from './pagination/checkpoint.ts'
+export type { CheckpointService, MessagesCheckpoint } from './pagination/checkpoint.ts'
 export { MAX_SHARDS, shardOf, type Shard } from './pagination/shard.ts'
 export {
   ConversationMessages,

@@ -385,7 +385,7 @@ export class DuplicateExternalIdError extends ChatServiceError {
  * A listing of a whole list (`for await` over a list method, `.pages()`, `listAll`, `listNew`, the
  * messages of a conversation they read) stopped because the list kept moving while it was read:
  * repairing the shifts would have taken more pages read again than a listing may (`10 + 2 × T` in
- * one pass, T its number of pages, or 8 in a row without getting further), or a listing that
+ * one pass, T its number of pages, or 12 in a row without getting further), or a listing that
  * started past page 1 would have had to read before its start. Every item yielded before it came
  * once; nothing was skipped without a word. Start the listing again once the list is quieter
  * (`retryable: true`). Thrown while iterating, never before anything is sent.

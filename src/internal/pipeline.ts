@@ -207,6 +207,11 @@ export class RequestPipeline {
     return this.#transport.redactor.redactValue(value)
   }
 
+  /** The service and key this pipeline's requests go to and with (`{ baseUrl, keyId }`; never the secret): what a checkpoint records. */
+  get service(): { readonly baseUrl: string; readonly keyId: string } {
+    return this.#transport.service
+  }
+
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
   warn(message: string, fields: Record<string, unknown>): void {
     this.#options.log.log('warn', message, fields)

@@ -54,8 +54,10 @@ export interface ListRepairs {
 }
 
 /** What `listAll` and `listNew` repaired: of the conversation list, and of the messages of the conversations they read (summed). */
-export interface NestedRepairs {
+export interface MessagesRepairs {
+  /** Of the conversation list (its second scan included). */
   readonly conversations: ListRepairs
+  /** Of the messages of the conversations read, summed over them. */
   readonly messages: ListRepairs
 }
 
@@ -172,7 +174,7 @@ export interface ListAllOptions<P> {
   /** The error for a list that will not hold still. */
   readonly unstable: (list: 'conversations' | 'messages', report: ScanReport) => Error
   /** Told once the iteration ends, when it repaired anything (it logs it). */
-  readonly repaired: (repairs: NestedRepairs) => void
+  readonly repaired: (repairs: MessagesRepairs) => void
 }
 
 let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>) => ListAllIterable<P, C>
@@ -227,7 +229,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * conversation list (its second scan included) and of the conversations' messages. All zero
    * when nothing moved; logged at `warn` once the iteration ends when anything was repaired.
    */
-  get repairs(): NestedRepairs {
+  get repairs(): MessagesRepairs {
     const run = this.#runner
     if (run === undefined) return { conversations: NO_REPAIRS, messages: NO_REPAIRS }
     return { conversations: run.parentRepairs, messages: run.childRepairs }
@@ -242,7 +244,8 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * breaks the paging rules (README, "Paging"), a message of another conversation, or an unusable
    * conversation id; and the errors of the list requests (APIError subclasses but a 404 on a
    * parent's children, which skips it; APIConnectionError, APITimeoutError; ChatServiceError once
-   * the client is closed).
+   * the client is closed); UnstableListError when the conversation list or a conversation's
+   * messages kept moving beyond what repairs may read.
    */
   [Symbol.asyncIterator](): AsyncGenerator<C, void, undefined> {
     if (this.#started)

@@ -23,8 +23,14 @@ import type { Message } from '../schemas/message.ts'
 import * as z from 'zod'
 import { ChatServiceError } from '../errors/errors.ts'
 import { checkArguments } from '../internal/args.ts'
-import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
-import type { ListAllProgress, NestedRepairs } from './list-all.ts'
+import {
+  isRememberedMessage,
+  toCheckpoint,
+  type CheckpointService,
+  type ConversationCheckpoint,
+  type MessagesCheckpoint,
+} from './checkpoint.ts'
+import type { ListAllProgress, MessagesRepairs } from './list-all.ts'
 import type { ScanReport } from './list-scan.ts'
 import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
@@ -69,7 +75,7 @@ export interface ListNewSummary {
    */
   readonly complete: boolean
   /** What the run repaired while the data moved under it; see `NewMessages.repairs`. */
-  readonly repairs: NestedRepairs
+  readonly repairs: MessagesRepairs
 }
 
 type Kind = 'new' | 'grown' | 'unchanged' | 'rewound'
@@ -92,6 +98,8 @@ export interface ListNewOptions {
   readonly concurrency: number
   /** The checkpoint's entries (merged, this shard's only). */
   readonly entries: Map<string, ConversationCheckpoint>
+  /** The service and key the run reads with: what its checkpoints record. */
+  readonly service: CheckpointService
   readonly signal?: AbortSignal | undefined
   readonly shard?: ShardFilter | undefined
   /** Logs at `warn` through the client's logger (redacted). */
@@ -148,7 +156,7 @@ export class NewMessages implements AsyncIterable<Message> {
    * All zero on a night when nothing moved; logged at `warn` once the iteration ends when anything
    * was repaired.
    */
-  get repairs(): NestedRepairs {
+  get repairs(): MessagesRepairs {
     const run = this.#run
     if (run === undefined) return { conversations: NO_REPAIRS, messages: NO_REPAIRS }
     return { conversations: run.parentRepairs, messages: run.childRepairs }
@@ -196,7 +204,7 @@ export class NewMessages implements AsyncIterable<Message> {
     // Checked at run time too: a checkpoint written in the wrong form would be found out only by the next run.
     const [{ compact }] = checkArguments('conversations.messages.listNew().checkpoint', [CHECKPOINT_OPTIONS, options, ['options']])
     this.#settle()
-    return toCheckpoint(this.#entries, compact === true)
+    return toCheckpoint(this.#entries, this.#options.service, compact === true)
   }
 
   /**
@@ -206,7 +214,9 @@ export class NewMessages implements AsyncIterable<Message> {
    * signal fires; ResponseValidationError for a page that breaks the paging rules, a message of
    * another conversation, or an unusable conversation id; and the errors of the list requests
    * (APIError subclasses but a 404 on a conversation's messages, which counts it deleted;
-   * APIConnectionError, APITimeoutError; ChatServiceError once the client is closed).
+   * APIConnectionError, APITimeoutError; ChatServiceError once the client is closed);
+   * UnstableListError when a conversation's messages kept moving beyond what repairs may read (the
+   * checkpoint taken then resumes with no gap); whatever `onConversation` throws.
    */
   [Symbol.asyncIterator](): AsyncGenerator<Message, void, undefined> {
     if (this.#started) throw new ChatServiceError('A listNew() iterable iterates once: call listNew() again with the checkpoint')

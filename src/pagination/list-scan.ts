@@ -31,7 +31,7 @@
  *   pass (an unlisted item before it was inserted during the run, or lies before where the listing
  *   started), and not listed before.
  * - **Bounded.** Repairs may read at most `10 + 2 × T` pages again per pass (T: `total_pages` of
- *   the pass's first page), and at most 8 in a row without the reading getting further; a list
+ *   the pass's first page), and at most 12 in a row without the reading getting further; a list
  *   that moves more than that throws the listing's "will not hold still" error.
  * - **The second scan** (`rescan`): a second pass over the list that yields what the first did not
  *   list, for the changes the first cannot see (a delete and an insert that keep `total`, an item
@@ -136,7 +136,7 @@ export interface ListScanOptions {
 /** Pages one pass may read again to repair shifts: `REPAIR_SLACK + 2 × T` (T: `total_pages` of its first page). */
 export const REPAIR_SLACK = 10
 /** Pages read again in a row without the reading getting past the furthest page it had reached: more, and the list will not hold still. */
-export const MAX_STALLED_REREADS = 8
+export const MAX_STALLED_REREADS = 12
 
 const defaultIdOf = (item: unknown): string | undefined => {
   const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined
@@ -152,6 +152,8 @@ interface Consumed {
   readonly at: number
   /** Position in the list of its last item when it was read (the reader's position). */
   readonly position: number
+  /** The ids it held (rule 5); `undefined` when an item had none. */
+  readonly ids: ReadonlySet<string> | undefined
 }
 
 /** One listing's scan of a paged list; see the module comment. */
@@ -183,6 +185,8 @@ export class ListScan {
   #stalled = 0
   /** `total_pages` of the first page read (rule 6). */
   #firstTotalPages: number | undefined
+  /** A page that repeated the one before it (rule 5), held while the page before is read again. */
+  #verifying: number | undefined
   /** Whether this pass saw the list move (a shift, an item again, a count that does not add up). */
   #moved = false
   #listedThisPass = 0
@@ -285,6 +289,15 @@ export class ListScan {
         this.#probe = Math.max(this.#start, page - 1)
         return NOTHING
       }
+    } else if (!repair && previous?.page === page - 1 && this.#verifying !== page && within(idsOf(body, this.#idOf), previous.ids)) {
+      // The page the one before it was, while `total` held (rule 5): a service repeating itself, or
+      // (rarely) as many inserted before as deleted after. The page before, read again, tells.
+      this.#moved = true
+      this.#shifts++
+      this.#verifying = page
+      this.#held = { page, held: { fetched, sentAt } }
+      this.#probe = page - 1
+      return NOTHING
     }
     return this.#consume(fetched, repair)
   }
@@ -293,6 +306,11 @@ export class ListScan {
     this.#countReread()
     const { body } = fetched
     const page = body.pagination.page
+    const held = this.#held
+    if (this.#verifying === page + 1 && held !== undefined && within(idsOf(held.held.fetched.body, this.#idOf), idsOf(body, this.#idOf))) {
+      // The same items for two pages of one list: the service repeats itself (rule 5).
+      throw held.held.fetched.invalid([repeatIssue(page + 1, page)])
+    }
     if (this.#holdsListed(body) || (page === 1 && this.#start === 1)) {
       // This window starts at or before the reader's position: read on from it.
       this.#probe = undefined
@@ -370,13 +388,11 @@ export class ListScan {
       else if (this.#start > 1) first = this.#firstListed(body, (listed) => listed !== undefined)
     }
     if (first === -1) first = this.#firstListed(body, (listed) => listed === pass)
-    let repeatedHere = 0
     for (let index = 0; index < body.data.length; index++) {
       const id = this.#idOf(body.data[index])
       const before = id === undefined ? undefined : this.#listed.get(id)
       if (before === pass) {
         this.#repeated++
-        repeatedHere++
         this.#moved = true
         continue
       }
@@ -389,13 +405,10 @@ export class ListScan {
       items.push(index)
     }
     const regular = pass === 1 && !repair && page > this.#highest
-    const previous = this.#previous
-    if (!repair && previous?.page === page - 1 && previous.total === total && body.data.length > 0 && repeatedHere === body.data.length) {
-      // Rule 5: nothing new while the list did not move: the service repeats itself.
-      throw fetched.invalid([repeatIssue(page, previous.page)])
-    }
+    const ids = idsOf(body, this.#idOf)
+    if (this.#verifying === page) this.#verifying = undefined
     if (page > this.#highest) this.#stalled = 0
-    this.#previous = { page, total, limit, at: this.#ticks.value, position: (page - 1) * limit + body.data.length - 1 }
+    this.#previous = { page, total, limit, ids, at: this.#ticks.value, position: (page - 1) * limit + body.data.length - 1 }
     this.#highest = Math.max(this.#highest, page)
     this.#next = page + 1
     this.#lastTotal = total
@@ -428,3 +441,21 @@ export class ListScan {
 }
 
 const NOTHING: ScanStep = { items: [], regular: false }
+
+/** The ids of a page's items; `undefined` when an item has none (such a page is never taken for a repeat). */
+function idsOf(body: PageLike, idOf: (item: unknown) => string | undefined): ReadonlySet<string> | undefined {
+  const ids = new Set<string>()
+  for (const item of body.data) {
+    const id = idOf(item)
+    if (id === undefined) return undefined
+    ids.add(id)
+  }
+  return ids
+}
+
+/** Whether the ids of a non-empty page `a` are all on page `b`. */
+function within(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
+  if (a === undefined || b === undefined || a.size === 0) return false
+  for (const id of a) if (!b.has(id)) return false
+  return true
+}

@@ -14,8 +14,8 @@
  *    checkpoint), `limit` is the limit asked for and `data` holds at most that many items. A plain
  *    listing follows whatever page size the service uses, so it does not ask this.
  * 4. A page before the last (`page < total_pages`) is not empty.
- * 5. A page with items brings at least one id not listed before, unless `total` changed since the
- *    page before it (then the list moved, and list-scan.ts repairs the shift).
+ * 5. A page with items brings at least one id the page before it did not hold, unless `total`
+ *    changed between them (then the list moved, and list-scan.ts repairs the shift).
  * 6. No page beyond `2 × T + 10`, where T is the `total_pages` of the first page read: a list may
  *    grow while it is read, not without bound.
  *
@@ -95,7 +95,7 @@ export function sequenceIssues(body: PageLike, firstTotalPages: number): Validat
   return issues
 }
 
-/** Rule 5: page `page` brings no item not already listed, while the list did not move since `previous`. */
+/** Rule 5: page `page` holds only items of page `previous`, while the list did not move between them. */
 export function repeatIssue(page: number, previous: number): ValidationIssue {
   return issue(
     ['data'],

@@ -37,12 +37,13 @@ export class Conversations {
   /**
    * Lists every conversation of the company: `GET /rest/v1/conversations?page&limit` (spec, Endpoint 5).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`, `rescan`
+   *   (iterating the whole list: scan it a second time; README, "Lists that move").
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every conversation.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(params: ConversationListParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
     return listPages(this.#pipeline, listConversations, {}, params, options)

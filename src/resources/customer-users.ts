@@ -367,7 +367,8 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`, `rescan`
+   *   (iterating the whole list: scan it a second time; README, "Lists that move").
    * @returns A {@link PagePromise} of {@link CustomerUserPage}s: await it for one page, `for await`
    * it for every user. Under `withMetadata(schema, { onInvalidMetadata: 'skip' })` (or
    * `responseValidation: 'warn'`) users whose metadata the schema rejects are left out of
@@ -377,7 +378,7 @@ export class CustomerUsers<Metadata = CustomerUserMetadata, MetadataInput = Reco
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError (also for
    * metadata your `withMetadata` schema refuses, under `onInvalidMetadata: 'throw'` and
    * `responseValidation: 'strict'`: issues at `data.N.metadata…`); whatever your `onSkip` throws;
-   * ChatServiceError once the client is closed.
+   * ChatServiceError once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>, CustomerUserPage<Metadata>> {
     return listPages(this.#pipeline, this.#operations.list, {}, params, options)

@@ -4,7 +4,13 @@ import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { PreparedList, RequestPipeline } from '../internal/pipeline.ts'
 import { RequestValidationError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import type { APIResponse, WithResponse } from '../core/response.ts'
-import { checkpointIssues, mergeCheckpoints, type ConversationCheckpoint, type MessagesCheckpoint } from '../pagination/checkpoint.ts'
+import {
+  checkpointIssues,
+  identityIssues,
+  mergeCheckpoints,
+  type ConversationCheckpoint,
+  type MessagesCheckpoint,
+} from '../pagination/checkpoint.ts'
 import type { PageSource } from '../pagination/iterate.ts'
 import { createListAll, decodeCursor, startPosition, type ListAllIterable } from '../pagination/list-all.ts'
 import { createListNew, type NewMessages } from '../pagination/list-new.ts'
@@ -158,13 +164,14 @@ export class ConversationMessages {
    * percent-encoded as one path segment.
    * @param conversationId - The conversation's `id` (non-empty).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`.
+   * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`, `prefetch`, `rescan`
+   *   (iterating the whole list: scan it a second time; README, "Lists that move").
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
    * InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(conversationId: string, params: MessageListParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
     return listPages(this.#pipeline, listMessages, { conversationId }, params, options)
@@ -206,13 +213,14 @@ export class ConversationMessages {
    * @param params - `limit` (messages per page, 1–100, default 100), `concurrency` (1–64,
    *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
    *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations
-   *   of that shard, see {@link shardOf}).
+   *   of that shard, see {@link shardOf}), `rescan` (default true: scan the conversation list a second
+   *   time; README, "Lists that move").
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns A {@link ListAllIterable} of {@link Message}s with `progress`, `cursor()` and `skipped`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed cursor (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
-   * 404 on a conversation's messages, which skips it), and ChatServiceError for a cursor that no
-   * longer matches the data.
+   * 404 on a conversation's messages, which skips it), ChatServiceError for a cursor that no
+   * longer matches the data, and UnstableListError for data that will not hold still.
    */
   listAll(params: MessageListAllParams = {}, options?: RequestOptions): AllMessages {
     const operation = 'conversations.messages.listAll'
@@ -284,17 +292,19 @@ export class ConversationMessages {
    *
    * - Order: the nested loop over the conversations that have something new (conversations in the
    *   list's order, each one's messages oldest first); conversations found by a later scan come last.
-   * - The scan: when its distinct ids fall short of the list's `total`, or `total` went down while
-   *   it was read (the list shifted under it), it scans again, up to 3 passes in all, and logs it
-   *   at `warn`. Deleted conversations are only reported after a complete scan.
+   * - Data that moves: every list it reads is read exactly once while it moves (README, "Lists that
+   *   move"); the conversation list a second time when the first scan saw it move or did not list a
+   *   conversation of the checkpoint. Deleted conversations are reported only when no scan listed them.
    * - Concurrency, bounded read-ahead, leaving the loop early, abort and error order: as
    *   {@link ConversationMessages.listAll}. A conversation that vanishes (404) counts as deleted.
-   * @param params - `checkpoint` (one or an array, from `checkpoint()`), `limit` (messages per page,
-   *   1–100, default 100), `concurrency` (1–64, default 8), `shard` (`{ index, count }`).
+   * @param params - `checkpoint` (one or an array, from `checkpoint()`: of this client's service
+   *   and key), `limit` (messages per page, 1–100, default 100), `concurrency` (1–64, default 8),
+   *   `shard` (`{ index, count }`), `onConversation` (each conversation the scan lists, once).
    * @param options - Per-call `signal`, `timeout` (ms), `maxRetries`, `headers`, `responseValidation`.
    * @returns A {@link NewMessages}: the new {@link Message}s, with `progress`, `summary` and
    *   `checkpoint()`. It iterates once.
-   * @throws RequestValidationError at once for bad params or a malformed checkpoint (nothing sent).
+   * @throws RequestValidationError at once for bad params, a malformed checkpoint, or one made with
+   * another service or key (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
    * 404 on a conversation's messages), and ResponseValidationError for pages that break the
    * paging rules.
@@ -307,6 +317,22 @@ export class ConversationMessages {
       [requestOptionsSchema, options ?? {}, ['options']],
     )
     const shard = shardFilter(valid.shard)
+    const service = this.#pipeline.service
+    if (valid.checkpoint !== undefined) {
+      // Another service's or company's positions would be read as this one's: refused before anything is sent.
+      const { issues, anonymous } = identityIssues(valid.checkpoint, service)
+      if (issues.length > 0)
+        throw new RequestValidationError(
+          operation,
+          issues.map((issue) => ({ ...issue, path: ['checkpoint', ...issue.path] })),
+        )
+      if (anonymous > 0) {
+        this.#pipeline.warn(
+          `${operation}: ${anonymous === 1 ? 'the checkpoint does' : `${anonymous} of the checkpoints do`} not record the service and key ${anonymous === 1 ? 'it was' : 'they were'} made with (made by 0.3): taken as ${service.baseUrl} with key ${service.keyId}; the checkpoint this run returns records them`,
+          { ...service, anonymous },
+        )
+      }
+    }
     const entries =
       valid.checkpoint === undefined
         ? new Map<string, ConversationCheckpoint>()
@@ -314,6 +340,7 @@ export class ConversationMessages {
     const limit = valid.limit ?? MAX_LIMIT
     return createListNew(this.#reader(operation, limit, callOptions), {
       limit,
+      service,
       concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
       entries,
       signal: callOptions.signal,

@@ -118,8 +118,8 @@ describe('a list that never holds still', () => {
     expect(error).toMatchObject({ name: 'UnstableListError', operation: 'agents.list', retryable: true })
     expect((error as UnstableListError).message).toContain('the list kept moving while it was read')
     expect(new Set(ids).size).toBe(ids.length)
-    // 8 pages read again in a row without getting further, on top of the pages read once (prefetch: a few more).
-    expect(server.requests.length).toBeLessThanOrEqual(2 + 2 * 9 + 4)
+    // 12 pages read again in a row without getting further, on top of the pages read once (prefetch: a few more).
+    expect(server.requests.length).toBeLessThanOrEqual(2 + 2 * 13 + 4)
   })
 })
 
@@ -186,7 +186,8 @@ describe('the same items again', () => {
         message: 'Page 2 holds only items already on page 1: the service repeats itself, so the iteration stops here',
       }),
     ])
-    expect(server.requests).toHaveLength(2)
+    // Page 1 read again first: a list can also look so when as many items were inserted before as deleted after.
+    expect(server.requests).toHaveLength(3)
   })
 })
 
