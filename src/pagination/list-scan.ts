@@ -170,6 +170,8 @@ export class ListScan {
   #next: number
   /** Highest page consumed in this pass: pages up to it are read again only to repair. */
   #highest = 0
+  /** Highest page taken in this pass (consumed, or held and since dropped): a response for it fetched earlier is spent. */
+  #taken = 0
   /** Walking back to repair a shift: the page to read. */
   #probe: number | undefined
   /** The page that showed a shift, kept until the forward reading comes back to it. */
@@ -252,7 +254,7 @@ export class ListScan {
     if (this.#probe !== undefined) return { page: this.#probe, fresh: true }
     const held = this.#held
     if (held !== undefined && held.page === this.#next) return { page: this.#next, fresh: false, held: held.held }
-    return { page: this.#next, fresh: this.#refetch || this.#next <= this.#highest }
+    return { page: this.#next, fresh: this.#refetch || this.#next <= Math.max(this.#highest, this.#taken) }
   }
 
   /**
@@ -266,6 +268,7 @@ export class ListScan {
     this.#ticks.value++
     const { body } = fetched
     const page = body.pagination.page
+    this.#taken = Math.max(this.#taken, page)
     this.#firstTotalPages ??= body.pagination.total_pages
     const issues = sequenceIssues(body, this.#firstTotalPages)
     if (issues.length > 0) throw fetched.invalid(issues)
@@ -338,6 +341,7 @@ export class ListScan {
     this.#start = 1
     this.#next = 1
     this.#highest = 0
+    this.#taken = 0
     this.#probe = undefined
     this.#held = undefined
     this.#previous = undefined
@@ -429,6 +433,7 @@ export class ListScan {
     this.#pass++
     this.#next = this.#start
     this.#highest = 0
+    this.#taken = 0
     this.#previous = undefined
     this.#held = undefined
     this.#refetch = false

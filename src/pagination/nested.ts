@@ -325,6 +325,13 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     } else {
       this.#currentPage = page
       slot = state.pages.get(page) ?? this.#childSlot(state, page)
+      // A page before the ones launched ahead that has no request of its own (never expected: the
+      // scan asks again for a page it took with `fresh`): it is launched now, not waited for forever.
+      if (!slot.launched && page < state.nextPage) {
+        state.pages.delete(page)
+        this.#held++ // given back below, as for any page taken
+        this.#freshChild = { page, slot, state }
+      }
     }
     this.#pump()
     await slot.settled

@@ -142,21 +142,15 @@ describe('plain iteration of a list that moves (fast-check)', () => {
     expect(unstable).toBe(0)
   })
 
-  it('a list that changes on every request is refused with UnstableListError, never a wrong answer', async () => {
+  it('a list that changes on every request: exactly once, or UnstableListError, never a gap', async () => {
+    unstable = 0
     await fc.assert(
-      fc.asyncProperty(change, fc.integer({ min: 3, max: 8 }), async (deleted, limit) => {
-        fake.reset()
-        fake.moveList({ list: 'customerUsers', when: { every: 1 }, delete: deleted })
-        const got: string[] = []
-        try {
-          for await (const user of client.customerUsers.list({ limit })) got.push(user.id)
-        } catch (error) {
-          expect(error).toBeInstanceOf(UnstableListError)
-        }
-        expect(new Set(got).size).toBe(got.length)
+      fc.asyncProperty(change, fc.integer({ min: 3, max: 8 }), way, async (deleted, limit, how) => {
+        await exactlyOnce([{ list: 'customerUsers', when: { every: 1 }, delete: deleted }], userIds, () => iterate(how, limit, false))
       }),
       { numRuns: 15 },
     )
+    expect(unstable).toBeGreaterThan(0)
   })
 })
 
@@ -169,14 +163,14 @@ describe('listAll while conversations and messages move (fast-check)', () => {
           list: fc.constant('messages' as const),
           when: fc.record({ page: fc.integer({ min: 2, max: 3 }) }),
           delete: change,
-          times: fc.integer({ min: 1, max: 5 }),
+          times: fc.integer({ min: 1, max: 2 }),
           seed: fc.nat(),
         }),
         fc.record({
           list: fc.constant('messages' as const),
           when: fc.record({ page: fc.integer({ min: 2, max: 3 }) }),
           insert: change,
-          times: fc.integer({ min: 1, max: 5 }),
+          times: fc.integer({ min: 1, max: 2 }),
           seed: fc.nat(),
         }),
       ),
@@ -190,6 +184,7 @@ describe('listAll while conversations and messages move (fast-check)', () => {
         fc.integer({ min: 1, max: 6 }),
         async (moves, messages, limit, concurrency) => {
           // Message moves of one kind only: a delete and an insert in one conversation between two of its pages keep its count.
+          // At most 2 × 2 × 3 inserts: a conversation may grow while it is read, not beyond paging rule 6 (2 × T + 10 pages).
           const kinds = new Set(messages.map((move) => ('delete' in move ? 'delete' : 'insert')))
           fc.pre(kinds.size <= 1)
           await exactlyOnce([...moves, ...messages], messageIds, () => client.conversations.messages.listAll({ limit, concurrency }))

@@ -277,6 +277,20 @@ describe('listAll over a conversation list that moves', () => {
   })
 })
 
+describe('listAll: shift upon shift inside one conversation (found by the property test)', () => {
+  it('a page that showed a shift, then was set aside for a newer shift, is asked for again, never waited for forever', async () => {
+    const sizes = Array.from({ length: 130 }, (_, i) => (i * 7) % 4)
+    const { fake, client } = await serve(sizes)
+    const before = messageIds(fake)
+    // conv_0001 (3 messages, 1 a page): page 3 moves the list, and so does every reading of page 2 while page 3 waits.
+    fake.moveList({ list: 'conversations', when: { page: 2 }, insert: { at: 'front', count: 3 }, seed: 874557024 })
+    fake.moveList({ list: 'messages', when: { page: 2 }, insert: { at: 'front', count: 2 }, times: 5, seed: 1001820771 })
+    fake.moveList({ list: 'messages', when: { page: 3 }, insert: { at: 'random', count: 2 }, times: 1, seed: 1850594601 })
+    const ids = await collect(client.conversations.messages.listAll({ limit: 1, concurrency: 1 }))
+    expectExactlyOnce(ids, before, messageIds(fake))
+  })
+})
+
 describe('listNew while the data moves', () => {
   async function night(
     client: ChatServiceClient,
