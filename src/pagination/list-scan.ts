@@ -154,6 +154,8 @@ interface Consumed {
   readonly position: number
   /** The ids it held (rule 5); `undefined` when an item had none. */
   readonly ids: ReadonlySet<string> | undefined
+  /** Whether it held only items of the page before it (rule 5). */
+  readonly repeat: boolean
 }
 
 /** One listing's scan of a paged list; see the module comment. */
@@ -187,8 +189,6 @@ export class ListScan {
   #stalled = 0
   /** `total_pages` of the first page read (rule 6). */
   #firstTotalPages: number | undefined
-  /** A page that repeated the one before it (rule 5), held while the page before is read again. */
-  #verifying: number | undefined
   /** Whether this pass saw the list move (a shift, an item again, a count that does not add up). */
   #moved = false
   #listedThisPass = 0
@@ -292,15 +292,14 @@ export class ListScan {
         this.#probe = Math.max(this.#start, page - 1)
         return NOTHING
       }
-    } else if (!repair && previous?.page === page - 1 && this.#verifying !== page && within(idsOf(body, this.#idOf), previous.ids)) {
-      // The page the one before it was, while `total` held (rule 5): a service repeating itself, or
-      // (rarely) as many inserted before as deleted after. The page before, read again, tells.
+    } else if (!repair && previous?.page === page - 1 && within(idsOf(body, this.#idOf), previous.ids)) {
+      // Only items of the page before, while `total` held (rule 5): once, the list may have moved
+      // (as many inserted before as deleted after; a short last page needs only a few): nothing of
+      // it is new, and nothing can have slipped past. Twice in a row, the service repeats itself.
+      if (previous.repeat) throw fetched.invalid([repeatIssue(page, previous.page)])
       this.#moved = true
       this.#shifts++
-      this.#verifying = page
-      this.#held = { page, held: { fetched, sentAt } }
-      this.#probe = page - 1
-      return NOTHING
+      return this.#consume(fetched, repair, true)
     }
     return this.#consume(fetched, repair)
   }
@@ -309,11 +308,6 @@ export class ListScan {
     this.#countReread()
     const { body } = fetched
     const page = body.pagination.page
-    const held = this.#held
-    if (this.#verifying === page + 1 && held !== undefined && within(idsOf(held.held.fetched.body, this.#idOf), idsOf(body, this.#idOf))) {
-      // The same items for two pages of one list: the service repeats itself (rule 5).
-      throw held.held.fetched.invalid([repeatIssue(page + 1, page)])
-    }
     if (this.#holdsListed(body) || (page === 1 && this.#start === 1)) {
       // This window starts at or before the reader's position: read on from it.
       this.#probe = undefined
@@ -376,7 +370,7 @@ export class ListScan {
   }
 
   /** Yields the page's new items, and moves the forward reading on from it. */
-  #consume(fetched: FetchedPage, repair: boolean): ScanStep {
+  #consume(fetched: FetchedPage, repair: boolean, repeat = false): ScanStep {
     const { body } = fetched
     const { page, total, total_pages: totalPages, limit } = body.pagination
     const pass = this.#pass
@@ -410,9 +404,8 @@ export class ListScan {
     }
     const regular = pass === 1 && !repair && page > this.#highest
     const ids = idsOf(body, this.#idOf)
-    if (this.#verifying === page) this.#verifying = undefined
     if (page > this.#highest) this.#stalled = 0
-    this.#previous = { page, total, limit, ids, at: this.#ticks.value, position: (page - 1) * limit + body.data.length - 1 }
+    this.#previous = { page, total, limit, ids, repeat, at: this.#ticks.value, position: (page - 1) * limit + body.data.length - 1 }
     this.#highest = Math.max(this.#highest, page)
     this.#next = page + 1
     this.#lastTotal = total

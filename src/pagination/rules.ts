@@ -14,8 +14,9 @@
  *    checkpoint), `limit` is the limit asked for and `data` holds at most that many items. A plain
  *    listing follows whatever page size the service uses, so it does not ask this.
  * 4. A page before the last (`page < total_pages`) is not empty.
- * 5. A page with items brings at least one id the page before it did not hold, unless `total`
- *    changed between them (then the list moved, and list-scan.ts repairs the shift).
+ * 5. Of two pages in a row, at least one brings an id the page before it did not hold (while
+ *    `total` held: one such page alone may be the list moving, as many records inserted before as
+ *    deleted after; a change of `total` is a shift, repaired by list-scan.ts).
  * 6. No page beyond `2 × T + 10`, where T is the `total_pages` of the first page read: a list may
  *    grow while it is read, not without bound.
  *
