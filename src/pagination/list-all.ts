@@ -8,7 +8,7 @@
  */
 import * as z from 'zod'
 import type { NotFoundError } from '../errors/errors.ts'
-import { ChatServiceError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
+import { ChatServiceError, RequestValidationError, ResponseValidationError, StaleCursorError } from '../errors/errors.ts'
 import type { ScanReport } from './list-scan.ts'
 import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
@@ -79,6 +79,12 @@ interface Position {
   readonly childId: string | null
   /** The shard the iteration reads, if any: a cursor resumes only the same shard. */
   readonly shard?: Shard | undefined
+  /**
+   * When the current parent is one only the second scan found (they come after all the others):
+   * it and the ones after it, as listed. Resuming reads just these (`parent` is then the index in
+   * this list, 0); `null` otherwise.
+   */
+  readonly found?: readonly unknown[] | null | undefined
 }
 
 /** An opaque resume position: the cursor string, decoded. @internal */
@@ -86,9 +92,14 @@ export type Cursor = Position
 
 /**
  * The cursor format: a base64url JSON tuple. Version 2 adds the shard (`null, null` for none);
- * version 1 cursors (0.2) are still read, as cursors of no shard.
+ * version 3 adds the conversations only the second scan found, from the current one on, when the
+ * iteration is in them (written only then: every other cursor is version 2, which 0.3 reads).
+ * Version 1 cursors (0.2) are still read, as cursors of no shard.
  */
 const CURSOR_VERSION = 2
+const FOUND_VERSION = 3
+/** A parent as listed, kept in a version 3 cursor: an object with a string `id`. */
+const foundParent = z.looseObject({ id: z.string().min(1) })
 const positionFields = [
   z.number().int().min(1).max(100),
   z.number().int().min(0),
@@ -98,15 +109,17 @@ const positionFields = [
   z.number().int().min(-1),
   z.string().nullable(),
 ] as const
+const shardFields = [z.number().int().min(0).nullable(), z.number().int().min(1).nullable()] as const
 const cursorSchema = z.union([
   z.tuple([z.literal(1), ...positionFields]),
-  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, z.number().int().min(0).nullable(), z.number().int().min(1).nullable()]),
+  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, ...shardFields]),
+  z.tuple([z.literal(FOUND_VERSION), ...positionFields, ...shardFields, z.array(foundParent).min(1)]),
 ])
 
 /** Encodes a position as an opaque, URL-safe string. */
 function encodeCursor(p: Position): string {
-  const fields: z.input<typeof cursorSchema> = [
-    CURSOR_VERSION,
+  const fields = [
+    p.found === null || p.found === undefined ? CURSOR_VERSION : FOUND_VERSION,
     p.limit,
     p.done,
     p.parent,
@@ -116,6 +129,7 @@ function encodeCursor(p: Position): string {
     p.childId,
     p.shard?.index ?? null,
     p.shard?.count ?? null,
+    ...(p.found === null || p.found === undefined ? [] : [p.found]),
   ]
   return Buffer.from(JSON.stringify(fields)).toString('base64url')
 }
@@ -140,7 +154,8 @@ export function decodeCursor(cursor: string, operation: string): Cursor {
   const [, limit, done, parent, parentId, childPage, childIndex, childId] = result.data
   const [shardIndex, shardCount] = result.data[0] === 1 ? [null, null] : [result.data[8], result.data[9]]
   const shard = shardIndex === null || shardCount === null ? undefined : { index: shardIndex, count: shardCount }
-  return { limit, done, parent, parentId, childPage, childIndex, childId, shard }
+  const found = result.data[0] === FOUND_VERSION ? result.data[10] : null
+  return { limit, done, parent, parentId, childPage, childIndex, childId, shard, found }
 }
 
 /** The position before the first child of the first parent. */
@@ -256,7 +271,9 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
 
   async *#run(): AsyncGenerator<C, void, undefined> {
     const { start, shard, unstable } = this.#options
-    const reader = this.#reader
+    // Resuming in the parents only a second scan found: those are read, from the cursor's, and no list.
+    const found = start.found === null || start.found === undefined ? undefined : (start.found as P[])
+    const reader = found === undefined ? this.#reader : fixedParents(this.#reader, found)
     const run = new NestedRun<P, C, ListAllPlan>(reader, {
       concurrency: this.#options.concurrency,
       start: { index: start.parent, resume: start.parentId === null ? undefined : { parentId: start.parentId, stale: staleCursor } },
@@ -267,7 +284,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
         const before = start.childIndex < 0 ? 0 : (start.childPage - 1) * start.limit + start.childIndex + 1
         return { firstPage: start.childPage, expected: Math.max(0, count - before), after: start.childId }
       },
-      rescan: this.#options.rescan ? () => true : undefined,
+      rescan: this.#options.rescan && found === undefined ? () => true : undefined,
       unstableParents: (report) => unstable('conversations', report),
       unstableChildren: (report) => unstable('messages', report),
     })
@@ -290,15 +307,19 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
         restarted: () => undefined,
         page: () => undefined,
         child: (parent, child, page, index) => {
+          // In the parents only the second scan found, the cursor holds them from this one on: no
+          // list position can find them again. (Its index is then the one in that list.)
+          const rest = found !== undefined || parent.scan > 1 ? run.remaining() : null
           this.#position = {
             shard: start.shard,
             limit: start.limit,
             done: this.#position.done + 1,
-            parent: parent.index,
+            parent: rest === null ? parent.index : 0,
             parentId: reader.parentId(parent.parent),
             childPage: page,
             childIndex: index,
             childId: reader.childId(child),
+            found: rest,
           }
         },
         vanished: (parent, error, yielded) => {
@@ -319,6 +340,30 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
 }
 
 const NO_REPAIRS: ListRepairs = { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
+
+/** `reader` with a parent list of exactly `parents`, on one page no request reads (a cursor's `found`). */
+function fixedParents<P, C>(reader: NestedReader<P, C>, parents: readonly P[]): NestedReader<P, C> {
+  const count = parents.length
+  const body = { data: parents, pagination: { page: 1, limit: Math.max(1, count), total: count, total_pages: 1 } }
+  return {
+    ...reader,
+    parents: (page) =>
+      Promise.resolve({
+        body: page === 1 ? body : { ...body, data: [], pagination: { ...body.pagination, page } },
+        response: { status: 200, headers: {}, requestId: undefined },
+        invalid: (issues) =>
+          new ResponseValidationError({
+            status: 200,
+            headers: {},
+            body,
+            method: 'GET',
+            path: '(the cursor)',
+            requestId: undefined,
+            issues,
+          }),
+      }),
+  }
+}
 
 /** Makes a {@link ListAllIterable} (its constructor is not public). @internal */
 export function createListAll<P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>): ListAllIterable<P, C> {

@@ -264,6 +264,16 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     return { scans: 1, ...this.#children }
   }
 
+  /** The parents planned and not yet left, from the current one on, in order. */
+  remaining(): P[] {
+    const parents: P[] = []
+    for (let position = this.#head; position < this.#planned.length; position++) {
+      const state = this.#planned[position]
+      if (state !== undefined) parents.push(state.parent)
+    }
+    return parents
+  }
+
   /** Whether the parent scan listed a parent with this id (in either pass). */
   listed(id: string): boolean {
     return this.#scan.has(id)
@@ -284,7 +294,9 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   async nextParent(): Promise<PlannedParent<P, Plan> | undefined> {
     for (;;) {
       const state = this.#planned[this.#head]
-      if (state !== undefined) {
+      // A parent only the second scan found is handed out once that scan is done: what is left of
+      // them is then known (a cursor taken in them holds them all).
+      if (state !== undefined && (state.scan === 1 || this.#scanDone || this.#scanError !== undefined)) {
         this.#pump()
         return state
       }

@@ -209,7 +209,8 @@ export class ConversationMessages {
    *   and message are still where the cursor says (a conversation that moved within its page of
    *   100 is followed); otherwise the iteration throws ChatServiceError ("Cannot resume from this
    *   cursor ...", a StaleCursorError) instead of skipping or repeating messages. Conversations created before the
-   *   cursor's position after it was taken are not in the resumed part.
+   *   cursor's position after it was taken are not in the resumed part. A cursor taken in the
+   *   conversations only the second scan found (they come last) holds them and resumes in them.
    * @param params - `limit` (messages per page, 1–100, default 100), `concurrency` (1–64,
    *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
    *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations

@@ -254,6 +254,41 @@ describe('listAll over a conversation list that moves', () => {
     expect(survivors(before, messageIds(fake)).filter((id) => !single.includes(id)).length).toBeGreaterThan(0)
   })
 
+  it('a cursor taken in a conversation only the second scan found resumes in it, with no gap and no repeat', async () => {
+    const { fake, client } = await serve(sizes)
+    const before = messageIds(fake)
+    fake.moveList({ list: 'conversations', when: { page: 2 }, delete: { at: 'front', count: 2 }, insert: { at: 'end', count: 2 } })
+    // The whole run, to know which messages come from the conversations the second scan found (the last ones).
+    const whole = client.conversations.messages.listAll({ concurrency: 4 })
+    const all = await collect(whole)
+    expect(whole.repairs.conversations.recovered).toBe(2)
+    const foundFrom = all.findIndex((id) => id.startsWith('conv_0100_'))
+    expect(foundFrom).toBeGreaterThan(0)
+
+    fake.reset()
+    fake.moveList({ list: 'conversations', when: { page: 2 }, delete: { at: 'front', count: 2 }, insert: { at: 'end', count: 2 } })
+    const first = client.conversations.messages.listAll({ concurrency: 4 })
+    const ids: string[] = []
+    let cursor = ''
+    for await (const message of first) {
+      ids.push(message.id)
+      if (ids.length === foundFrom + 1) {
+        cursor = first.cursor()
+        break
+      }
+    }
+    const rest = client.conversations.messages.listAll({ cursor })
+    ids.push(...(await collect(rest)))
+    expectExactlyOnce(ids, before, messageIds(fake))
+    expect(rest.progress.done).toBe(ids.length)
+    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[]
+    expect(decoded[0]).toBe(3) // the format that carries the found conversations
+    // Every other cursor keeps the format 0.3 reads.
+    const plain = client.conversations.messages.listAll({ concurrency: 4 })
+    for await (const _ of plain) break
+    expect((JSON.parse(Buffer.from(plain.cursor(), 'base64url').toString('utf8')) as unknown[])[0]).toBe(2)
+  })
+
   it('with shards: each shard exact, the shards together every surviving message once', async () => {
     const { fake, client } = await serve(sizes)
     const before = messageIds(fake)
