@@ -25,8 +25,8 @@ export const lineMaps: TsupPlugin = {
       const file = resolve(name)
       // A map of a build that ships without one (scripts/bin-plugins.ts) is already gone when this
       // runs: tsup lists the files it wrote, before the other plugins' changes.
-      const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined
+      const text = await readFile(file, 'utf8').catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
         throw error
       })
       if (text === undefined) continue

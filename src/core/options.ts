@@ -203,7 +203,7 @@ export interface RequestOptions {
   responseValidation?: 'strict' | 'warn' | undefined
 }
 
-/** Options of list methods: {@link RequestOptions} plus page prefetch. */
+/** Options of list methods: {@link RequestOptions} plus page prefetch and the second scan. */
 export interface ListRequestOptions extends RequestOptions {
   /**
    * While iterating, how many later pages to keep in flight once the first page has told
@@ -212,6 +212,14 @@ export interface ListRequestOptions extends RequestOptions {
    * pages wait for a free socket (up to their `timeout`, then retried).
    */
   prefetch?: number | undefined
+  /**
+   * While iterating the whole list, scan it a second time once the first scan ends, and yield what
+   * the first did not (default false). Iteration sees and repairs every change that moves the
+   * list's `total` on its own; a delete before the page being read together with an insert after
+   * it keeps `total` and cannot be seen from one scan: the second finds what it moved past. It
+   * costs one more request per page (BENCHMARKS.md, "Lists that move").
+   */
+  rescan?: boolean | undefined
 }
 
 /**

@@ -374,6 +374,33 @@ export class DuplicateExternalIdError extends ChatServiceError {
   }
 }
 
+/**
+ * A listing of a whole list (`for await` over a list method, `.pages()`, `listAll`, `listNew`, the
+ * messages of a conversation they read) stopped because the list kept moving while it was read:
+ * repairing the shifts would have taken more pages read again than a listing may (`10 + 2 × T` in
+ * one pass, T its number of pages, or 12 in a row without getting further), or a listing that
+ * started past page 1 would have had to read before its start. Every item yielded before it came
+ * once; nothing was skipped without a word. Start the listing again once the list is quieter
+ * (`retryable: true`). Thrown while iterating, never before anything is sent.
+ */
+export class UnstableListError extends ChatServiceError {
+  /** Always `'UnstableListError'`. */
+  override readonly name: string = 'UnstableListError'
+  /** The SDK method that listed, e.g. `'customerUsers.list'`. */
+  readonly operation: string
+  /** Times two consecutive pages showed the list had moved between them. */
+  readonly shifts: number
+  /** Pages read again to repair them before the listing stopped. */
+  readonly rereads: number
+
+  constructor(message: string, details: { readonly operation: string; readonly shifts: number; readonly rereads: number }) {
+    super(message, { retryable: true })
+    this.operation = details.operation
+    this.shifts = details.shifts
+    this.rereads = details.rereads
+  }
+}
+
 const MAX_ISSUES_IN_MESSAGE = 10
 
 /**
@@ -469,6 +496,7 @@ for (const [errorClass, brand] of [
   [ResponseValidationError, 'ResponseValidationError'],
   [StaleCursorError, 'StaleCursorError'],
   [DuplicateExternalIdError, 'DuplicateExternalIdError'],
+  [UnstableListError, 'UnstableListError'],
 ] as const) {
   BRAND_BY_CLASS.set(errorClass, brand)
 }

@@ -16,5 +16,6 @@ export {
   ResponseValidationError,
   StaleCursorError,
   UnprocessableEntityError,
+  UnstableListError,
   type ValidationIssue,
 } from './errors.ts'

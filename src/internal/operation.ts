@@ -8,7 +8,6 @@ import * as z from 'zod'
 import type { Endpoint } from '../endpoints.ts'
 import { idSchema } from '../schemas/common.ts'
 import type { HttpMethod } from './exchange.ts'
-import type { MemberCheck } from './read-response.ts'
 import { encodePathSegment } from './url.ts'
 
 /** What {@link defineOperation} takes. */
@@ -33,11 +32,6 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
    * `'parsed'` (the schema's output: for schemas that transform, such as typed metadata).
    */
   readonly output?: 'as-sent' | 'parsed'
-  /**
-   * For a list: a member of each item checked by a caller's schema (see `MemberCheck`). Checked on
-   * a body returned as sent only: not with `output: 'parsed'` (defineOperation refuses the pair).
-   */
-  readonly member?: MemberCheck
   /** Members of the success body that hold secrets (a chat `token`): every string in them, at any depth, is scrubbed from later errors and logs. */
   readonly secretFields?: readonly string[]
 }
@@ -57,8 +51,6 @@ export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknow
 /** Describes an operation; call it once per operation, at module load (zod compiles schemas on first use). */
 export function defineOperation<Params extends z.ZodType, Result>(spec: OperationSpec<Params, Result>): Operation<Params, Result> {
   const { name, method, path } = spec.endpoint
-  // A programming error of the SDK's own, found at module load: a parsed body skips the member check.
-  if (spec.member !== undefined && spec.output === 'parsed') throw new Error(`${spec.name ?? name}: a member check needs output 'as-sent'`)
   const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
   return {
     ...spec,

@@ -41,7 +41,7 @@ import { LOG_LEVELS } from './sdk-logger.ts'
  * - `client`: `new ChatServiceClient` only: a setting of the client and the clients derived from
  *   it, read once (`dispatcher`);
  * - `callOnly`: every method's last argument only (`signal`);
- * - `list`: list methods' last argument only (`prefetch`), read by the pipeline.
+ * - `list`: list methods' last argument only (`prefetch`, `rescan`), read by the pipeline.
  *
  * The options of the first two and `callOnly` are resolved for every call (`ResolvedOptions`).
  */
@@ -178,6 +178,7 @@ export const OPTIONS = {
   dangerouslyAllowBrowser: { scope: 'client', schema: z.boolean(), default: false },
   signal: { scope: 'callOnly', schema: z.instanceof(AbortSignal, { message: 'Expected an AbortSignal' }), default: undefined },
   prefetch: { scope: 'list', schema: z.number().int().min(0).max(32), default: 0 },
+  rescan: { scope: 'list', schema: z.boolean(), default: false },
 } as const satisfies { readonly [K in keyof AllOptions]-?: Row<NonNullable<AllOptions[K]>> }
 
 type Rows = typeof OPTIONS

@@ -42,6 +42,8 @@ export interface PreparedList<Body extends PageBody> {
   readonly firstPage: number
   /** Later pages to keep in flight while iterating. */
   readonly prefetch: number
+  /** Whether iterating the whole list scans it a second time (the `rescan` option). */
+  readonly rescan: boolean
   /** The `limit` sent with every page, or `undefined` when the service's default applies. */
   readonly limit: number | undefined
   /** Fetches page `page` with the call's limit, filters and options; `signal` cancels it (besides the call's own). */
@@ -49,9 +51,16 @@ export interface PreparedList<Body extends PageBody> {
   /**
    * The ResponseValidationError that reports `issues` found in page `page` (`result`, as `fetch`
    * returned it): status, headers, request id and body kept, every known secret scrubbed. The
-   * paging rules (pagination/rules.ts) decide; this builds the error.
+   * paging rules (pagination/rules.ts) and a page's own checks (typed metadata) decide; this
+   * builds the error.
    */
   invalid(page: number, result: WithResponse<Body>, issues: readonly ValidationIssue[]): ResponseValidationError
+  /** The call's `responseValidation` (the client's, or the call's own). */
+  readonly validation: ResponseValidation
+  /** `issues` with every known secret scrubbed from their messages and values. */
+  scrub(issues: readonly ValidationIssue[]): ValidationIssue[]
+  /** Logs at `warn` through the client's logger, secrets scrubbed. */
+  warn(message: string, fields: Record<string, unknown>): void
 }
 
 /** Runs operations for one client; see the steps above. */
@@ -132,7 +141,7 @@ export class RequestPipeline {
       [listRequestOptionsSchema, options ?? {}, ['options']],
     )
     this.#deprecations(operation.name, listOptions)
-    const { prefetch = 0, ...callOptions } = listOptions
+    const { prefetch = 0, rescan = false, ...callOptions } = listOptions
     const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
     const merged = mergeOptions(this.#options, callOptions)
@@ -151,6 +160,7 @@ export class RequestPipeline {
     return {
       firstPage,
       prefetch,
+      rescan,
       limit: query['limit'] as number | undefined,
       fetch: (page, signal) => {
         const request = pageRequest(page)
@@ -161,6 +171,11 @@ export class RequestPipeline {
       },
       invalid: (page, result, issues) =>
         responseValidationError(result.response, pageRequest(page), issues, this.#transport.redactor, result.data),
+      validation: merged.responseValidation,
+      scrub: (issues) => this.#transport.redactor.redactIssues(issues),
+      warn: (message, fields) => {
+        merged.log.log('warn', message, fields)
+      },
     }
   }
 
@@ -190,6 +205,16 @@ export class RequestPipeline {
    */
   scrub<T>(value: T): T {
     return this.#transport.redactor.redactValue(value)
+  }
+
+  /** The service and key this pipeline's requests go to and with (`{ baseUrl, keyId }`; never the secret): what a checkpoint records. */
+  get service(): { readonly baseUrl: string; readonly keyId: string } {
+    return this.#transport.service
+  }
+
+  /** The client's paced rate in requests/s (`client.pacedRate`): `undefined` while it is not paced. */
+  get pacedRate(): number | undefined {
+    return this.#transport.pacedRate
   }
 
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
@@ -224,14 +249,8 @@ export class RequestPipeline {
     warnDeprecatedOptions(callOptions, this.#options.log)
   }
 
-  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output' | 'member'>): ReadContext {
-    return {
-      redactor: this.#transport.redactor,
-      logger: this.#options.log,
-      validation,
-      output: operation.output,
-      member: operation.member,
-    }
+  #readContext(validation: ResponseValidation, operation: Pick<Operation, 'output'>): ReadContext {
+    return { redactor: this.#transport.redactor, logger: this.#options.log, validation, output: operation.output }
   }
 }
 

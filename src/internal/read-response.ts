@@ -7,7 +7,6 @@ import * as z from 'zod'
 import {
   type APIError,
   type APIErrorInit,
-  formatIssues,
   RateLimitError,
   type ResponseValidationError,
   type ValidationIssue,
@@ -36,55 +35,6 @@ export interface ReadContext {
   readonly validation: ResponseValidation
   /** What a body that passes is returned as: the body as sent (default), or the schema's output (when the schema transforms, e.g. typed metadata). */
   readonly output?: 'as-sent' | 'parsed' | undefined
-  /** A list whose items hold a member that a caller's schema reads (typed metadata): see {@link checkMembers}. */
-  readonly member?: MemberCheck | undefined
-}
-
-/**
- * One member of every list item checked by a caller's schema after the page passed its own
- * (`metadata` under `withMetadata(schema)`): the item is returned with the schema's output in that
- * member; an item whose member the schema rejects fails the page (`'throw'`, under
- * `responseValidation: 'strict'`) or is left out of it and reported (`'skip'`, and under `'warn'`,
- * where returning it as sent would hand back a value its type does not describe).
- */
-export interface MemberCheck {
-  /** The member's key in each item, e.g. `'metadata'`. */
-  readonly name: string
-  readonly schema: z.ZodType
-  readonly onInvalid: 'throw' | 'skip'
-  /** The option that chose this, for logs (`withMetadata's onInvalidMetadata`). */
-  readonly option: string
-}
-
-/** An item left out of a page because its member failed the caller's schema. */
-export interface SkippedItem {
-  /** Its position in `data` as the service sent it. */
-  readonly index: number
-  /** The item as sent. */
-  readonly item: unknown
-  /** What the schema found, paths from the item (`['metadata', 'plan']`), secrets scrubbed. */
-  readonly issues: readonly ValidationIssue[]
-  /**
-   * The ResponseValidationError for this item: `lead` (a first issue at `data.N`, saying what it
-   * means for the caller) and the item's issues at `data.N.…`; the page's status, headers, request
-   * id and body as sent.
-   */
-  error(lead: string): ResponseValidationError
-}
-
-/** What a page body returned by {@link checkBody} holds under this key when items were left out of it. */
-export const SKIPPED: unique symbol = Symbol('chat-service-sdk.skipped')
-
-/** The members of a page body under {@link SKIPPED}. */
-export interface Skipped {
-  readonly items: readonly SkippedItem[]
-  /** The body as the service sent it (every item). */
-  readonly body: unknown
-}
-
-/** The items a page body left out (see {@link checkMembers}), if any. */
-export function skippedIn(body: unknown): Skipped | undefined {
-  return body !== null && typeof body === 'object' ? (body as { [SKIPPED]?: Skipped })[SKIPPED] : undefined
 }
 
 /** What `.withResponse()` and `page.response` show of a response. */
@@ -137,79 +87,15 @@ export function checkBody<S extends z.ZodType>(
   }
   // The body as sent is what is returned: check it without building zod's copy of it. Only a
   // failure (rare) or the parsed output (typed metadata) pays for safeParse.
-  if (context.output !== 'parsed' && validatorOf(schema)(body)) return checkMembers(raw, body, request, context) as z.output<S>
+  if (context.output !== 'parsed' && validatorOf(schema)(body)) return body as z.output<S>
   const result = schema.safeParse(body)
-  if (result.success)
-    return context.output === 'parsed' ? keepProtoKeys(body, result.data) : (checkMembers(raw, body, request, context) as z.output<S>)
+  if (result.success) return context.output === 'parsed' ? keepProtoKeys(body, result.data) : (body as z.output<S>)
   const issues = toIssues(result.error.issues)
   if (context.validation === 'strict' || issues.some(isFatal)) {
     throw responseValidationError(raw, request, issues, context.redactor, body)
   }
   for (const issue of issues) warnOnce(issue, request, raw, context.logger)
-  return checkMembers(raw, body, request, context) as z.output<S>
-}
-
-/**
- * A list page's items with `context.member` checked by its schema (a page that passed its own
- * schema, or is returned as sent under `warn`): each item comes back with the schema's output in
- * that member. An item whose member the schema rejects:
- * - `onInvalid: 'throw'` under `strict`: throws one ResponseValidationError with the issues of
- *   every such item of the page, at `data.N.<member>…`;
- * - otherwise (`'skip'`, or `warn`): is left out of `data`, logged at `warn` (one line per item:
- *   its index, id and issues, secrets scrubbed) and listed under {@link SKIPPED} with the body as sent.
- * Without `context.member`, or for a body without a `data` array, returns `body` itself.
- */
-function checkMembers(raw: ReceivedResponse, body: unknown, request: RequestSummary, context: ReadContext): unknown {
-  const { member } = context
-  const data = (body as { data?: unknown }).data
-  if (member === undefined || !Array.isArray(data)) return body
-  const kept: unknown[] = []
-  const failed: { index: number; item: unknown; issues: ValidationIssue[] }[] = []
-  data.forEach((item: unknown, index) => {
-    const value = item !== null && typeof item === 'object' ? (item as Record<string, unknown>)[member.name] : undefined
-    const parsed = member.schema.safeParse(value)
-    if (parsed.success) kept.push({ ...(item as object), [member.name]: parsed.data })
-    else {
-      const issues = toIssues(parsed.error.issues).map((issue) => ({ ...issue, path: [member.name, ...issue.path] }))
-      failed.push({ index, item, issues: context.redactor.redactIssues(issues) })
-    }
-  })
-  const at = (index: number, issues: readonly ValidationIssue[]): ValidationIssue[] =>
-    issues.map((issue) => ({ ...issue, path: ['data', index, ...issue.path] }))
-  if (failed.length === 0) return { ...(body as object), data: kept }
-  if (member.onInvalid === 'throw' && context.validation === 'strict') {
-    throw responseValidationError(
-      raw,
-      request,
-      failed.flatMap(({ index, issues }) => at(index, issues)),
-      context.redactor,
-      body,
-    )
-  }
-  const why = member.onInvalid === 'skip' ? `${member.option}: 'skip'` : `responseValidation: 'warn'`
-  const items = failed.map(({ index, item, issues }): SkippedItem => {
-    const id = (item as { id?: unknown } | null)?.id
-    context.logger.log(
-      'warn',
-      `${request.operation}: left out data.${index} (id ${String(id)}): its ${member.name} does not match your schema (${why}): ${formatIssues(issues)}`,
-      { operation: request.operation, method: request.method, path: request.path, requestId: raw.requestId, index, id, issues },
-    )
-    return {
-      index,
-      item,
-      issues,
-      error: (lead) =>
-        responseValidationError(
-          raw,
-          request,
-          [{ path: ['data', index], code: 'custom', message: lead }, ...at(index, issues)],
-          context.redactor,
-          body,
-        ),
-    }
-  })
-  const skipped: Skipped = { items, body }
-  return { ...(body as object), data: kept, [SKIPPED]: skipped }
+  return body as z.output<S>
 }
 
 /**

@@ -115,6 +115,11 @@ export class Transport {
     return this.#config.prefix
   }
 
+  /** The service and key requests go to and with: the API root (origin, prefix) and the key id; never the secret. */
+  get service(): { readonly baseUrl: string; readonly keyId: string } {
+    return { baseUrl: `${this.#config.origin}${this.#config.prefix}`, keyId: this.#config.keyId }
+  }
+
   /** Aborted once {@link Transport.close} is called. */
   get closing(): AbortSignal {
     return this.#closing.signal

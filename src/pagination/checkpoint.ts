@@ -23,6 +23,15 @@ import type { ValidationIssue } from '../errors/errors.ts'
 export type MessagesCheckpoint = {
   /** Format version: 2. Version 1 (an object keyed by conversation id) is read too; any other is refused (RequestValidationError). */
   version: 2
+  /**
+   * The service and API key the checkpoint was made with: the client's API root (`baseUrl`, its
+   * origin and path through `/rest/v1`) and `keyId`, never the secret. `listNew` refuses a
+   * checkpoint of another service or key with RequestValidationError (its positions describe
+   * another company's conversations). Absent in checkpoints made by 0.3: those are taken as the
+   * client's own, with a warning (and the checkpoint the run returns records it). To carry a
+   * checkpoint over to a new key of the same company (key rotation), delete this member.
+   */
+  service?: CheckpointService | undefined
   /** Conversation ids. */
   conversations: string[]
   /** Messages read of each conversation, from its first (the next run reads from message `read`). */
@@ -34,6 +43,14 @@ export type MessagesCheckpoint = {
   lastMessageIds: (string | number | null)[]
   /** Each conversation's `updated_at` when it was read. */
   updatedAt: string[]
+}
+
+/** The service and key a {@link MessagesCheckpoint} was made with. */
+export type CheckpointService = {
+  /** The API root requests went to: origin and path through `/rest/v1`, e.g. `https://chat.example.com/rest/v1`. */
+  baseUrl: string
+  /** The API key id (never the secret). */
+  keyId: string
 }
 
 /**
@@ -133,6 +150,18 @@ export function checkpointIssues(input: unknown): ValidationIssue[] {
       report(where, `Expected a checkpoint returned by checkpoint() of listNew (an object with version ${CHECKPOINT_VERSION})`)
       continue
     }
+    const service = checkpoint['service']
+    if (
+      service !== undefined &&
+      !(
+        isRecord(service) &&
+        typeof service['baseUrl'] === 'string' &&
+        typeof service['keyId'] === 'string' &&
+        Object.keys(service).length === 2
+      )
+    ) {
+      report([...where, 'service'], 'Expected { baseUrl, keyId } (two strings): the service and key the checkpoint was made with')
+    }
     const ids = checkpoint['conversations']
     if (!Array.isArray(ids)) {
       report([...where, 'conversations'], 'Expected an array of conversation ids')
@@ -221,10 +250,45 @@ export function mergeCheckpoints(
 }
 
 /**
- * The checkpoint of `entries`, in columns; `compact`: each last message's id as its
- * {@link messageIdFingerprint} (about 25 bytes less per conversation with UUID-length ids).
+ * Whose a checkpoint (one, or an array; checked by {@link checkpointIssues}) is, against `service`,
+ * the client's: `issues` for each checkpoint made with another service or key (paths relative to
+ * the parameter), and how many carry no identity (made by 0.3).
  */
-export function toCheckpoint(entries: ReadonlyMap<string, ConversationCheckpoint>, compact = false): MessagesCheckpoint {
+export function identityIssues(
+  input: MessagesCheckpoint | readonly MessagesCheckpoint[],
+  service: CheckpointService,
+): { issues: ValidationIssue[]; anonymous: number } {
+  const list: readonly MessagesCheckpoint[] = Array.isArray(input) ? input : [input as MessagesCheckpoint]
+  const issues: ValidationIssue[] = []
+  let anonymous = 0
+  list.forEach((checkpoint, n) => {
+    const made = (checkpoint as { service?: CheckpointService }).service
+    if (made === undefined) {
+      anonymous++
+      return
+    }
+    if (made.baseUrl === service.baseUrl && made.keyId === service.keyId) return
+    const other = made.baseUrl === service.baseUrl ? `key ${made.keyId}, not ${service.keyId}` : `${made.baseUrl}, not ${service.baseUrl}`
+    issues.push({
+      path: [...(Array.isArray(input) ? [n] : []), 'service'],
+      code: 'custom',
+      message:
+        `This checkpoint was made with ${other}: its positions describe another service's or company's conversations, so it cannot resume this one. ` +
+        'Use it with the client it was made with, or start this one without a checkpoint (after a key rotation within one company, delete its service member)',
+    })
+  })
+  return { issues, anonymous }
+}
+
+/**
+ * The checkpoint of `entries`, in columns, made with `service`; `compact`: each last message's id
+ * as its {@link messageIdFingerprint} (about 25 bytes less per conversation with UUID-length ids).
+ */
+export function toCheckpoint(
+  entries: ReadonlyMap<string, ConversationCheckpoint>,
+  service: CheckpointService,
+  compact = false,
+): MessagesCheckpoint {
   const size = entries.size
   const conversations = new Array<string>(size)
   const read = new Array<number>(size)
@@ -239,5 +303,12 @@ export function toCheckpoint(entries: ReadonlyMap<string, ConversationCheckpoint
     updatedAt[i] = entry[2]
     i++
   }
-  return { version: CHECKPOINT_VERSION, conversations, read, lastMessageIds, updatedAt }
+  return {
+    version: CHECKPOINT_VERSION,
+    service: { baseUrl: service.baseUrl, keyId: service.keyId },
+    conversations,
+    read,
+    lastMessageIds,
+    updatedAt,
+  }
 }

@@ -2,12 +2,15 @@
  * `listAll`: every child of every parent (every message of every conversation), yielded in
  * exactly the order of the nested loop, on the scheduler of nested.ts (concurrency, bounded
  * memory), with progress, a resumable cursor, an optional shard, and vanished parents skipped out
- * loud.
+ * loud. The parent list is scanned a second time once the first scan ends (list-scan.ts): the
+ * parents only the second scan lists (a change the first could not see moved them past it) come
+ * after all the others.
  */
 import * as z from 'zod'
 import type { NotFoundError } from '../errors/errors.ts'
-import { ChatServiceError, RequestValidationError, StaleCursorError } from '../errors/errors.ts'
-import { NestedRun, walk, type ChildPlan, type SourcePage } from './nested.ts'
+import { ChatServiceError, RequestValidationError, ResponseValidationError, StaleCursorError } from '../errors/errors.ts'
+import type { ScanReport } from './list-scan.ts'
+import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all (internal name: `progress` spells it out). */
@@ -21,6 +24,11 @@ export interface ListAllProgress {
    * stale, so `done` may end a little off `total`.
    */
   readonly total: number | undefined
+  /**
+   * Requests a second the client allows itself since a 429 told it the service's rate limit
+   * (`client.pacedRate`; ClientOptions `pacing`): `undefined` while it is not paced.
+   */
+  readonly pacedRate: number | undefined
 }
 
 /** A parent whose children could not be listed because it vanished (404) while the iteration ran (internal name: `skipped` spells it out). */
@@ -34,21 +42,28 @@ export interface SkippedParent<P> {
 }
 
 /**
- * What an iteration over parents and their children reads: the pages, and what it needs to know
- * of the records. Requests carry the caller's own signal; `signal` is the iteration's own,
- * aborted when it ends. @internal
+ * What a listing of a whole list did to stay exact while the list moved under it (list-scan.ts;
+ * README, "Lists that move"). All zero when the list held still.
  */
-export interface NestedReader<P, C> {
-  /** Page `page` (at 100 a page) of the parents, in the service's order; checked response by response. */
-  parents(page: number, signal: AbortSignal): Promise<SourcePage<P>>
-  /** Page `page` of one parent's children at the iteration's limit; checked response by response. */
-  children(parent: P, page: number, signal: AbortSignal): Promise<SourcePage<C>>
-  parentId(parent: P): string
-  childId(child: C): string
-  /** How many children the parent says it has (conversations' `message_count`). */
-  expectedChildren(parent: P): number
-  /** Told once per parent that vanished (404) while the iteration ran. */
-  onSkip(skipped: SkippedParent<P>): void
+export interface ListRepairs {
+  /** Passes over the list: 1, or 2 after a second scan. */
+  readonly scans: number
+  /** Times two consecutive pages showed the list had moved between them (their `total` differed). */
+  readonly shifts: number
+  /** Pages read again to repair those shifts (the second scan's pages are not counted here). */
+  readonly rereads: number
+  /** Items the repairs and the second scan found that a plain reading would have missed. */
+  readonly recovered: number
+  /** Items that came again (moved down by an insert, or read again by a repair) and were not yielded twice. */
+  readonly repeated: number
+}
+
+/** What `listAll` and `listNew` repaired: of the conversation list, and of the messages of the conversations they read (summed). */
+export interface MessagesRepairs {
+  /** Of the conversation list (its second scan included). */
+  readonly conversations: ListRepairs
+  /** Of the messages of the conversations read, summed over them. */
+  readonly messages: ListRepairs
 }
 
 /** Where an iteration stands: right after the last child yielded. What a cursor encodes. */
@@ -69,6 +84,12 @@ interface Position {
   readonly childId: string | null
   /** The shard the iteration reads, if any: a cursor resumes only the same shard. */
   readonly shard?: Shard | undefined
+  /**
+   * When the current parent is one only the second scan found (they come after all the others):
+   * it and the ones after it, as listed. Resuming reads just these (`parent` is then the index in
+   * this list, 0); `null` otherwise.
+   */
+  readonly found?: readonly unknown[] | null | undefined
 }
 
 /** An opaque resume position: the cursor string, decoded. @internal */
@@ -76,9 +97,14 @@ export type Cursor = Position
 
 /**
  * The cursor format: a base64url JSON tuple. Version 2 adds the shard (`null, null` for none);
- * version 1 cursors (0.2) are still read, as cursors of no shard.
+ * version 3 adds the conversations only the second scan found, from the current one on, when the
+ * iteration is in them (written only then: every other cursor is version 2, which 0.3 reads).
+ * Version 1 cursors (0.2) are still read, as cursors of no shard.
  */
 const CURSOR_VERSION = 2
+const FOUND_VERSION = 3
+/** A parent as listed, kept in a version 3 cursor: an object with a string `id`. */
+const foundParent = z.looseObject({ id: z.string().min(1) })
 const positionFields = [
   z.number().int().min(1).max(100),
   z.number().int().min(0),
@@ -88,15 +114,17 @@ const positionFields = [
   z.number().int().min(-1),
   z.string().nullable(),
 ] as const
+const shardFields = [z.number().int().min(0).nullable(), z.number().int().min(1).nullable()] as const
 const cursorSchema = z.union([
   z.tuple([z.literal(1), ...positionFields]),
-  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, z.number().int().min(0).nullable(), z.number().int().min(1).nullable()]),
+  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, ...shardFields]),
+  z.tuple([z.literal(FOUND_VERSION), ...positionFields, ...shardFields, z.array(foundParent).min(1)]),
 ])
 
 /** Encodes a position as an opaque, URL-safe string. */
 function encodeCursor(p: Position): string {
-  const fields: z.input<typeof cursorSchema> = [
-    CURSOR_VERSION,
+  const fields = [
+    p.found === null || p.found === undefined ? CURSOR_VERSION : FOUND_VERSION,
     p.limit,
     p.done,
     p.parent,
@@ -106,6 +134,7 @@ function encodeCursor(p: Position): string {
     p.childId,
     p.shard?.index ?? null,
     p.shard?.count ?? null,
+    ...(p.found === null || p.found === undefined ? [] : [p.found]),
   ]
   return Buffer.from(JSON.stringify(fields)).toString('base64url')
 }
@@ -130,7 +159,8 @@ export function decodeCursor(cursor: string, operation: string): Cursor {
   const [, limit, done, parent, parentId, childPage, childIndex, childId] = result.data
   const [shardIndex, shardCount] = result.data[0] === 1 ? [null, null] : [result.data[8], result.data[9]]
   const shard = shardIndex === null || shardCount === null ? undefined : { index: shardIndex, count: shardCount }
-  return { limit, done, parent, parentId, childPage, childIndex, childId, shard }
+  const found = result.data[0] === FOUND_VERSION ? result.data[10] : null
+  return { limit, done, parent, parentId, childPage, childIndex, childId, shard, found }
 }
 
 /** The position before the first child of the first parent. */
@@ -152,14 +182,24 @@ interface ListAllPlan extends ChildPlan {
 }
 
 /** What {@link createListAll} takes. @internal */
-export interface ListAllOptions {
+export interface ListAllOptions<P> {
   readonly concurrency: number
   readonly start: Cursor
   readonly signal?: AbortSignal | undefined
   readonly shard?: ShardFilter | undefined
+  /** Whether to scan the parent list a second time (default true). */
+  readonly rescan: boolean
+  /** Told once per parent that vanished (404) while the iteration ran. */
+  readonly onSkip: (skipped: SkippedParent<P>) => void
+  /** The error for a list that will not hold still. */
+  readonly unstable: (list: 'conversations' | 'messages', report: ScanReport) => Error
+  /** Told once the iteration ends, when it repaired anything (it logs it). */
+  readonly repaired: (repairs: MessagesRepairs) => void
+  /** The client's paced rate now, in requests/s (`undefined` while unpaced): shown by `progress`. */
+  readonly pacedRate: () => number | undefined
 }
 
-let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions) => ListAllIterable<P, C>
+let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>) => ListAllIterable<P, C>
 
 /**
  * What `listAll()` returns: an async iterable of every child, in nested-loop order, that also
@@ -169,7 +209,7 @@ let construct: <P, C>(reader: NestedReader<P, C>, options: ListAllOptions) => Li
  */
 export class ListAllIterable<P, C> implements AsyncIterable<C> {
   readonly #reader: NestedReader<P, C>
-  readonly #options: ListAllOptions
+  readonly #options: ListAllOptions<P>
   #position: Position
   #started = false
   /** The run under way (or done): it knows how many children the plans expect. */
@@ -180,7 +220,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     construct = (reader, options) => new ListAllIterable(reader, options)
   }
 
-  private constructor(reader: NestedReader<P, C>, options: ListAllOptions) {
+  private constructor(reader: NestedReader<P, C>, options: ListAllOptions<P>) {
     this.#reader = reader
     this.#options = options
     this.#position = options.start
@@ -192,10 +232,16 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * plus the parents' own counts (conversations' `message_count`) of what is left, known once the
    * parent list has been read (it is read ahead, up to 10,000 parents beyond the current one),
    * `undefined` until then. Counts can be stale, so `done` may end a little off `total`.
+   * `pacedRate`: the requests a second the client allows itself since a 429 (`client.pacedRate`),
+   * `undefined` while it is not paced.
    */
-  get progress(): { readonly done: number; readonly total: number | undefined } {
+  get progress(): { readonly done: number; readonly total: number | undefined; readonly pacedRate: number | undefined } {
     const expected = this.#runner?.expected
-    return { done: this.#position.done, total: expected === undefined ? undefined : this.#options.start.done + expected }
+    return {
+      done: this.#position.done,
+      total: expected === undefined ? undefined : this.#options.start.done + expected,
+      pacedRate: this.#options.pacedRate(),
+    }
   }
 
   /**
@@ -217,6 +263,17 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
   }
 
   /**
+   * What the iteration did so far to stay exact while the data moved under it: repairs of the
+   * conversation list (its second scan included) and of the conversations' messages. All zero
+   * when nothing moved; logged at `warn` once the iteration ends when anything was repaired.
+   */
+  get repairs(): MessagesRepairs {
+    const run = this.#runner
+    if (run === undefined) return { conversations: NO_REPAIRS, messages: NO_REPAIRS }
+    return { conversations: run.parentRepairs, messages: run.childRepairs }
+  }
+
+  /**
    * Every child of every parent, in order. Leaving the loop early aborts what is in flight and
    * sends nothing more; an error surfaces after every child before it.
    * @throws ChatServiceError when iterated a second time; StaleCursorError when the data changed so
@@ -225,7 +282,8 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * breaks the paging rules (docs/paging.md), a message of another conversation, or an unusable
    * conversation id; and the errors of the list requests (APIError subclasses but a 404 on a
    * parent's children, which skips it; APIConnectionError, APITimeoutError; ChatServiceError once
-   * the client is closed).
+   * the client is closed); UnstableListError when the conversation list or a conversation's
+   * messages kept moving beyond what repairs may read.
    */
   [Symbol.asyncIterator](): AsyncGenerator<C, void, undefined> {
     if (this.#started)
@@ -234,63 +292,103 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     return this.#run()
   }
 
-  #run(): AsyncGenerator<C, void, undefined> {
-    const { start, shard } = this.#options
-    const reader = this.#reader
-    const run = new NestedRun<P, C, ListAllPlan>(
-      {
-        parents: (page, signal) => reader.parents(page, signal),
-        children: (parent, page, signal) => reader.children(parent, page, signal),
-        parentId: (parent) => reader.parentId(parent),
-        plan: (parent, _index, resumed) => {
-          if (shard !== undefined && !shard.has(reader.parentId(parent))) return undefined
-          const count = reader.expectedChildren(parent)
-          if (!resumed) return { firstPage: 1, expected: count, after: null }
-          const before = start.childIndex < 0 ? 0 : (start.childPage - 1) * start.limit + start.childIndex + 1
-          return { firstPage: start.childPage, expected: Math.max(0, count - before), after: start.childId }
-        },
+  async *#run(): AsyncGenerator<C, void, undefined> {
+    const { start, shard, unstable } = this.#options
+    // Resuming in the parents only a second scan found: those are read, from the cursor's, and no list.
+    const found = start.found === null || start.found === undefined ? undefined : (start.found as P[])
+    const reader = found === undefined ? this.#reader : fixedParents(this.#reader, found)
+    const run = new NestedRun<P, C, ListAllPlan>(reader, {
+      concurrency: this.#options.concurrency,
+      start: { index: start.parent, resume: start.parentId === null ? undefined : { parentId: start.parentId, stale: staleCursor } },
+      plan: (parent, _index, resumed) => {
+        if (shard !== undefined && !shard.has(reader.parentId(parent))) return undefined
+        const count = reader.expectedChildren(parent)
+        if (!resumed) return { firstPage: 1, expected: count, after: null }
+        const before = start.childIndex < 0 ? 0 : (start.childPage - 1) * start.limit + start.childIndex + 1
+        return { firstPage: start.childPage, expected: Math.max(0, count - before), after: start.childId }
       },
-      {
-        concurrency: this.#options.concurrency,
-        start: { index: start.parent, resume: start.parentId === null ? undefined : { parentId: start.parentId, stale: staleCursor } },
-      },
-    )
-    this.#runner = run
-    const children = walk(run, {
-      signal: this.#options.signal,
-      abortMessage: "listAll() was aborted by the caller's signal",
-      start: (parent, page, result) => {
-        const after = parent.plan.after
-        if (after === null) return 0
-        const at = result.data.findIndex((child) => reader.childId(child) === after)
-        if (at === -1) throw staleCursor(`message ${after} is no longer on page ${page} of its conversation`)
-        return at + 1
-      },
-      child: (parent, child, page, index) => {
-        this.#position = {
-          shard: start.shard,
-          limit: start.limit,
-          done: this.#position.done + 1,
-          parent: parent.index,
-          parentId: reader.parentId(parent.parent),
-          childPage: page,
-          childIndex: index,
-          childId: reader.childId(child),
-        }
-      },
-      vanished: (parent, error, yielded) => {
-        const skipped = { parent: parent.parent, error, yielded }
-        this.#skipped.push(skipped)
-        run.adjustExpected(-Math.max(0, parent.plan.expected - yielded))
-        reader.onSkip(skipped)
-      },
-      done: () => undefined,
+      rescan: this.#options.rescan && found === undefined ? () => true : undefined,
+      unstableParents: (report) => unstable('conversations', report),
+      unstableChildren: (report) => unstable('messages', report),
     })
-    return children
+    this.#runner = run
+    try {
+      yield* walk(run, reader, {
+        signal: this.#options.signal,
+        abortMessage: "listAll() was aborted by the caller's signal",
+        start: (parent, page, body) => {
+          const after = parent.plan.after
+          if (after === null) return 0
+          const at = body.data.findIndex((child) => reader.childId(child) === after)
+          if (at === -1) throw staleCursor(`message ${after} is no longer on page ${page} of its conversation`)
+          return at + 1
+        },
+        beforeStart: (parent) =>
+          staleCursor(
+            `the messages of conversation ${reader.parentId(parent.parent)} shifted before the cursor's page while they were read`,
+          ),
+        restarted: () => undefined,
+        page: () => undefined,
+        child: (parent, child, page, index) => {
+          // In the parents only the second scan found, the cursor holds them from this one on: no
+          // list position can find them again. (Its index is then the one in that list.)
+          const rest = found !== undefined || parent.scan > 1 ? run.remaining() : null
+          this.#position = {
+            shard: start.shard,
+            limit: start.limit,
+            done: this.#position.done + 1,
+            parent: rest === null ? parent.index : 0,
+            parentId: reader.parentId(parent.parent),
+            childPage: page,
+            childIndex: index,
+            childId: reader.childId(child),
+            found: rest,
+          }
+        },
+        vanished: (parent, error, yielded) => {
+          const skipped = { parent: parent.parent, error, yielded }
+          this.#skipped.push(skipped)
+          run.adjustExpected(-Math.max(0, parent.plan.expected - yielded))
+          this.#options.onSkip(skipped)
+        },
+        done: () => undefined,
+      })
+    } finally {
+      const repairs = this.repairs
+      if (repairs.conversations.shifts + repairs.conversations.recovered + repairs.messages.shifts + repairs.messages.recovered > 0) {
+        this.#options.repaired(repairs)
+      }
+    }
+  }
+}
+
+const NO_REPAIRS: ListRepairs = { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
+
+/** `reader` with a parent list of exactly `parents`, on one page no request reads (a cursor's `found`). */
+function fixedParents<P, C>(reader: NestedReader<P, C>, parents: readonly P[]): NestedReader<P, C> {
+  const count = parents.length
+  const body = { data: parents, pagination: { page: 1, limit: Math.max(1, count), total: count, total_pages: 1 } }
+  return {
+    ...reader,
+    parents: (page) =>
+      Promise.resolve({
+        body: page === 1 ? body : { ...body, data: [], pagination: { ...body.pagination, page } },
+        response: { status: 200, headers: {}, requestId: undefined },
+        invalid: (issues) =>
+          new ResponseValidationError({
+            status: 200,
+            headers: {},
+            body,
+            method: 'GET',
+            path: '(the cursor)',
+            requestId: undefined,
+            issues,
+          }),
+      }),
   }
 }
 
 /** Makes a {@link ListAllIterable} (its constructor is not public). @internal */
-export function createListAll<P, C>(reader: NestedReader<P, C>, options: ListAllOptions): ListAllIterable<P, C> {
+export function createListAll<P, C>(reader: NestedReader<P, C>, options: ListAllOptions<P>): ListAllIterable<P, C> {
   return construct(reader, options)
 }

@@ -1,35 +1,45 @@
-// `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
-// nightly export). It scans the conversation list and compares each conversation with the
-// checkpoint's entry for it:
-//
-// - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
-// - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
-// - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
-//   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
-//   and what follows it is yielded (grown; unchanged when nothing follows);
-// - the check fails, or `message_count` fell below what was read → rewound: read again from the
-//   first message (at-least-once: its messages may repeat; message ids de-duplicate).
-//
-// The scan is checked for completeness: when the distinct ids it listed fall short of the list's
-// `total`, or `total` went down while it was read (the list shifted under it), it scans again
-// (at most 3 times in all) and reads what the earlier passes missed. Only after a
-// complete scan are conversations the checkpoint has and the list does not reported as deleted.
-// Concurrency, read-ahead, early exit, abort and error order are those of `listAll` (nested.ts).
+/**
+ * `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
+ * nightly export). It scans the conversation list and compares each conversation with the
+ * checkpoint's entry for it:
+ *
+ * - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
+ * - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
+ * - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
+ *   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
+ *   and what follows it is yielded (grown; unchanged when nothing follows);
+ * - the check fails, or `message_count` fell below what was read → rewound: read again from the
+ *   first message (at-least-once: its messages may repeat; message ids de-duplicate).
+ *
+ * The scan reads the list exactly once while it moves (list-scan.ts: a shift between two pages is
+ * repaired before anything of the later page is planned), and scans it a second time when the
+ * first scan saw the list move or left checkpoint entries unlisted: changes that keep `total`
+ * cannot be seen from one scan, and a conversation is reported deleted only when neither scan
+ * lists it. A quiet night costs one scan. Concurrency, read-ahead, early exit, abort and error
+ * order are those of `listAll` (nested.ts).
+ */
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
 import * as z from 'zod'
 import { ChatServiceError } from '../errors/errors.ts'
 import { checkArguments } from '../internal/args.ts'
-import { isRememberedMessage, toCheckpoint, type ConversationCheckpoint, type MessagesCheckpoint } from './checkpoint.ts'
-import type { NestedReader } from './list-all.ts'
-import { NestedRun, walk, type ChildPlan } from './nested.ts'
+import {
+  isRememberedMessage,
+  toCheckpoint,
+  type CheckpointService,
+  type ConversationCheckpoint,
+  type MessagesCheckpoint,
+} from './checkpoint.ts'
+import type { MessagesRepairs } from './list-all.ts'
+import type { ScanReport } from './list-scan.ts'
+import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
 
 /** What {@link NewMessages.checkpoint} takes. */
 const CHECKPOINT_OPTIONS = z.strictObject({ compact: z.boolean().optional() })
 
-/** Passes over the conversation list one run may make (the first and two more) before it gives up on a complete scan. */
-export const MAX_SCANS = 3
+/** Passes over the conversation list one run makes at most: the first, and a second when the first saw the list move. */
+export const MAX_SCANS = 2
 
 /**
  * What a `listNew` run found, per conversation of the scan (of its shard). Every conversation the
@@ -53,14 +63,19 @@ export interface ListNewSummary {
    * (404) while they were read. They leave the checkpoint.
    */
   readonly deleted: readonly string[]
-  /** Passes over the conversation list: 1, or more when the list changed while it was read. */
+  /**
+   * Passes over the conversation list: 1, or 2 when the first saw the list move (or left
+   * conversations of the checkpoint unlisted) and a second scan read it again.
+   */
   readonly scans: number
   /**
-   * Whether the last pass listed every conversation (its distinct ids reached the list's `total`).
-   * When false (the list kept shifting for 3 passes), nothing is reported deleted
-   * and conversations not listed keep their checkpoint entries: the next run reads what they missed.
+   * Whether the scan read the whole list. False only when the list kept moving beyond what its
+   * repairs may read (list-scan.ts): then the scan stopped there, nothing is reported deleted, and
+   * conversations not listed keep their checkpoint entries (the next run reads what they missed).
    */
   readonly complete: boolean
+  /** What the run repaired while the data moved under it; see `NewMessages.repairs`. */
+  readonly repairs: MessagesRepairs
 }
 
 type Kind = 'new' | 'grown' | 'unchanged' | 'rewound'
@@ -83,10 +98,20 @@ export interface ListNewOptions {
   readonly concurrency: number
   /** The checkpoint's entries (merged, this shard's only). */
   readonly entries: Map<string, ConversationCheckpoint>
+  /** The service and key the run reads with: what its checkpoints record. */
+  readonly service: CheckpointService
   readonly signal?: AbortSignal | undefined
   readonly shard?: ShardFilter | undefined
   /** Logs at `warn` through the client's logger (redacted). */
   readonly warn: (message: string, fields: Record<string, unknown>) => void
+  /** Told of each conversation the scan lists (of this shard), once. */
+  readonly onConversation?: ((conversation: Conversation) => void) | undefined
+  /** The error for a list of messages that will not hold still. */
+  readonly unstable: (report: ScanReport) => Error
+  /** Describes what a run repaired, for its log line. */
+  readonly describe: (report: ScanReport) => string
+  /** The client's paced rate now, in requests/s (`undefined` while unpaced): shown by `progress`. */
+  readonly pacedRate: () => number | undefined
 }
 
 let construct: (reader: NestedReader<Conversation, Message>, options: ListNewOptions) => NewMessages
@@ -105,15 +130,10 @@ export class NewMessages implements AsyncIterable<Message> {
   readonly #counts: Record<Kind, number> = { new: 0, grown: 0, unchanged: 0, rewound: 0 }
   readonly #rewound: string[] = []
   readonly #deleted = new Set<string>()
-  /** Every conversation id the passes listed (all shards). */
-  readonly #seen = new Set<string>()
   #started = false
   #done = 0
-  /** Messages yielded before the current pass began. */
-  #doneBeforePass = 0
   #run: NestedRun<Conversation, Message, ListNewPlan> | undefined
-  #scans = 0
-  /** Set once the scan is settled: complete, or out of passes. */
+  /** Set once the scan is settled: complete, or stopped. */
   #complete: boolean | undefined
 
   static {
@@ -126,11 +146,26 @@ export class NewMessages implements AsyncIterable<Message> {
     this.#entries = options.entries
   }
 
-  /** `{ done, total }`: messages yielded so far by this run, and messages expected in all (known once the scan is complete; `undefined` until then). */
-  get progress(): { readonly done: number; readonly total: number | undefined } {
+  /**
+   * `{ done, total, pacedRate }`: messages yielded so far by this run, messages expected in all
+   * (known once the scan is complete; `undefined` until then), and the requests a second the client
+   * allows itself since a 429 (`client.pacedRate`; `undefined` while it is not paced).
+   */
+  get progress(): { readonly done: number; readonly total: number | undefined; readonly pacedRate: number | undefined } {
     this.#settle()
-    const expected = this.#complete === undefined ? undefined : this.#run?.expected
-    return { done: this.#done, total: expected === undefined ? undefined : this.#doneBeforePass + expected }
+    return { done: this.#done, total: this.#complete === undefined ? undefined : this.#run?.expected, pacedRate: this.#options.pacedRate() }
+  }
+
+  /**
+   * What the run did so far to stay exact while the data moved under it: repairs of the
+   * conversation list (its second scan included) and of the messages of the conversations it read.
+   * All zero on a night when nothing moved; logged at `warn` once the iteration ends when anything
+   * was repaired.
+   */
+  get repairs(): MessagesRepairs {
+    const run = this.#run
+    if (run === undefined) return { conversations: NO_REPAIRS, messages: NO_REPAIRS }
+    return { conversations: run.parentRepairs, messages: run.childRepairs }
   }
 
   /**
@@ -148,8 +183,9 @@ export class NewMessages implements AsyncIterable<Message> {
       unchanged: this.#counts.unchanged,
       rewound: [...this.#rewound],
       deleted: [...this.#deleted],
-      scans: this.#scans,
+      scans: this.#run?.parentRepairs.scans ?? 1,
       complete: this.#complete,
+      repairs: this.repairs,
     }
   }
 
@@ -174,7 +210,7 @@ export class NewMessages implements AsyncIterable<Message> {
     // Checked at run time too: a checkpoint written in the wrong form would be found out only by the next run.
     const [{ compact }] = checkArguments('conversations.messages.listNew().checkpoint', [CHECKPOINT_OPTIONS, options, ['options']])
     this.#settle()
-    return toCheckpoint(this.#entries, compact === true)
+    return toCheckpoint(this.#entries, this.#options.service, compact === true)
   }
 
   /**
@@ -184,88 +220,111 @@ export class NewMessages implements AsyncIterable<Message> {
    * signal fires; ResponseValidationError for a page that breaks the paging rules, a message of
    * another conversation, or an unusable conversation id; and the errors of the list requests
    * (APIError subclasses but a 404 on a conversation's messages, which counts it deleted;
-   * APIConnectionError, APITimeoutError; ChatServiceError once the client is closed).
+   * APIConnectionError, APITimeoutError; ChatServiceError once the client is closed);
+   * UnstableListError when a conversation's messages kept moving beyond what repairs may read (the
+   * checkpoint taken then resumes with no gap); whatever `onConversation` throws.
    */
   [Symbol.asyncIterator](): AsyncGenerator<Message, void, undefined> {
     if (this.#started) throw new ChatServiceError('A listNew() iterable iterates once: call listNew() again with the checkpoint')
     this.#started = true
-    return this.#passes()
+    return this.#iterate()
   }
 
-  async *#passes(): AsyncGenerator<Message, void, undefined> {
-    for (;;) {
-      this.#scans++
-      this.#doneBeforePass = this.#done
-      yield* this.#pass()
-      this.#settle()
-      if (this.#complete !== undefined) return
-      const scan = this.#run?.scan
-      this.#options.warn(
-        `conversations.messages.listNew: the conversation list changed while it was read (listed ${scan?.listed ?? 0} distinct conversations of ${scan?.total ?? 0}${scan?.shrank === true ? ', and its total went down' : ''}); scanning it again (pass ${this.#scans + 1} of ${MAX_SCANS})`,
-        { listed: scan?.listed, total: scan?.total, pass: this.#scans + 1 },
-      )
-    }
-  }
-
-  #pass(): AsyncGenerator<Message, void, undefined> {
+  async *#iterate(): AsyncGenerator<Message, void, undefined> {
     const { limit, shard } = this.#options
     const reader = this.#reader
-    const run = new NestedRun<Conversation, Message, ListNewPlan>(
-      {
-        parents: (page, signal) => reader.parents(page, signal),
-        children: (conversation, page, signal) => reader.children(conversation, page, signal),
-        parentId: (conversation) => conversation.id,
-        plan: (conversation) => (shard === undefined || shard.has(conversation.id) ? this.#plan(conversation) : undefined),
-      },
-      { concurrency: this.#options.concurrency, start: { index: 0 }, seen: this.#seen },
-    )
+    const run: NestedRun<Conversation, Message, ListNewPlan> = new NestedRun<Conversation, Message, ListNewPlan>(reader, {
+      concurrency: this.#options.concurrency,
+      start: { index: 0 },
+      plan: (conversation) => (shard === undefined || shard.has(conversation.id) ? this.#plan(conversation) : undefined),
+      // A second scan when the first saw the list move, or did not list a conversation of the checkpoint (deleted, or moved past).
+      rescan: (first): boolean => first.moved || [...this.#entries.keys()].some((id) => !run.listed(id)),
+      unstableParents: () => 'stop',
+      unstableChildren: (report) => this.#options.unstable(report),
+    })
     this.#run = run
     // Where the conversation being read stands: what the next checkpoint entry says when it ends.
     let last: { read: number; id: string | number | null } = { read: 0, id: null }
-    return walk(run, {
-      signal: this.#options.signal,
-      abortMessage: "listNew() was aborted by the caller's signal",
-      start: (conversation, _page, result) => {
-        const { plan } = conversation
-        const check = plan.check
-        if (check === undefined) {
-          last = { read: 0, id: null }
-          return 0
-        }
-        const found = result.data[check.index]
-        if (found !== undefined && isRememberedMessage(found.id, check.id)) {
-          last = { read: plan.read, id: plan.lastId }
-          return check.index + 1
-        }
-        // The last message read is not where it was: read the conversation again from its first message.
+    const rewind = (conversation: { parent: Conversation; plan: ListNewPlan }): void => {
+      const { plan, parent } = conversation
+      if (plan.kind !== 'rewound') {
         this.#reclass(plan, 'rewound')
-        this.#rewound.push(conversation.parent.id)
-        run.adjustExpected(conversation.parent.message_count - plan.expected)
-        last = { read: 0, id: null }
-        return 'restart'
-      },
-      child: (conversation, message, page, index) => {
-        this.#done++
-        last = { read: (page - 1) * limit + index + 1, id: message.id }
-        this.#entries.set(conversation.parent.id, [last.read, last.id, conversation.plan.updatedAt])
-        if (conversation.plan.kind === 'unchanged') this.#reclass(conversation.plan, 'grown')
-      },
-      vanished: (conversation, error, yielded) => {
-        const { parent } = conversation
-        this.#entries.delete(parent.id)
-        this.#deleted.add(parent.id)
-        run.adjustExpected(-Math.max(0, conversation.plan.expected - yielded))
-        this.#options.warn(
-          `conversations.messages.listNew: conversation ${parent.id} vanished (404) after it was listed; counted as deleted and went on`,
-          { conversationId: parent.id, status: error.status, requestId: error.requestId },
-        )
-      },
-      done: (conversation) => {
-        const { plan, parent } = conversation
-        this.#entries.set(parent.id, [last.read, last.read === 0 ? null : last.id, plan.updatedAt])
-        if (plan.kind === 'grown' && last.read === plan.read && plan.check !== undefined) this.#reclass(plan, 'unchanged')
-      },
-    })
+        this.#rewound.push(parent.id)
+      }
+      run.adjustExpected(parent.message_count - plan.expected)
+      last = { read: 0, id: null }
+      // What this run yielded of it comes again: the checkpoint says nothing of it was read.
+      this.#entries.set(parent.id, [0, null, plan.updatedAt])
+    }
+    try {
+      yield* walk(run, reader, {
+        signal: this.#options.signal,
+        abortMessage: "listNew() was aborted by the caller's signal",
+        start: (conversation, _page, body) => {
+          const { plan } = conversation
+          const check = plan.check
+          if (check === undefined) {
+            last = { read: 0, id: null }
+            return 0
+          }
+          const found = body.data[check.index]
+          if (found !== undefined && isRememberedMessage(found.id, check.id)) {
+            last = { read: plan.read, id: plan.lastId }
+            return check.index + 1
+          }
+          // The last message read is not where it was: read the conversation again from its first message.
+          rewind(conversation)
+          return 'restart'
+        },
+        beforeStart: () => 'restart',
+        restarted: (conversation) => {
+          rewind(conversation)
+        },
+        page: (conversation, page, body) => {
+          // A page read again may show the last message yielded has moved: the checkpoint follows it.
+          const id = last.id
+          if (id === null) return
+          const at = body.data.findIndex((message) => isRememberedMessage(message.id, id))
+          if (at === -1) return
+          last = { read: (page - 1) * limit + at + 1, id }
+          this.#entries.set(conversation.parent.id, [last.read, id, conversation.plan.updatedAt])
+        },
+        child: (conversation, message, page, index) => {
+          this.#done++
+          last = { read: (page - 1) * limit + index + 1, id: message.id }
+          this.#entries.set(conversation.parent.id, [last.read, last.id, conversation.plan.updatedAt])
+          if (conversation.plan.kind === 'unchanged') this.#reclass(conversation.plan, 'grown')
+        },
+        vanished: (conversation, error, yielded) => {
+          const { parent } = conversation
+          this.#entries.delete(parent.id)
+          this.#deleted.add(parent.id)
+          run.adjustExpected(-Math.max(0, conversation.plan.expected - yielded))
+          this.#options.warn(
+            `conversations.messages.listNew: conversation ${parent.id} vanished (404) after it was listed; counted as deleted and went on`,
+            { conversationId: parent.id, status: error.status, requestId: error.requestId },
+          )
+        },
+        done: (conversation) => {
+          const { plan, parent } = conversation
+          this.#entries.set(parent.id, [last.read, last.read === 0 ? null : last.id, plan.updatedAt])
+          if (plan.kind === 'grown' && last.read === plan.read && plan.check !== undefined) this.#reclass(plan, 'unchanged')
+        },
+      })
+    } finally {
+      this.#settle()
+      const { conversations, messages } = this.repairs
+      if (conversations.shifts + conversations.recovered > 0 || conversations.scans > 1) {
+        this.#options.warn(`conversations.messages.listNew: the conversation list: ${this.#options.describe(conversations)}`, {
+          ...conversations,
+        })
+      }
+      if (messages.shifts + messages.recovered > 0) {
+        this.#options.warn(`conversations.messages.listNew: the messages of the conversations read: ${this.#options.describe(messages)}`, {
+          ...messages,
+        })
+      }
+    }
   }
 
   /** Classes a conversation listed for the first time in this run, and plans its reading (or none). */
@@ -287,6 +346,7 @@ export class NewMessages implements AsyncIterable<Message> {
         updatedAt,
       }
     }
+    this.#options.onConversation?.(conversation)
     if (entry === undefined) {
       if (count > 0) return plan('new', 0, null)
       this.#counts.new++
@@ -310,30 +370,31 @@ export class NewMessages implements AsyncIterable<Message> {
   }
 
   /**
-   * Once the current pass's scan is complete (or it was the last pass allowed), settles the scan:
-   * conversations the checkpoint has and no pass listed are deleted (only after a complete scan).
+   * Once the conversation scan is done, settles it: conversations the checkpoint has and no scan
+   * listed are deleted (only when the scan read the whole list).
    */
   #settle(): void {
     if (this.#complete !== undefined) return
-    const scan = this.#run?.scan
-    if (scan === undefined) return
-    const complete = scan.listed >= scan.total && !scan.shrank
-    if (!complete && this.#scans < MAX_SCANS) return
+    const run = this.#run
+    if (run === undefined || !run.scanDone) return
+    const complete = run.complete
     this.#complete = complete
     if (!complete) {
       this.#options.warn(
-        `conversations.messages.listNew: the conversation list kept changing for ${MAX_SCANS} passes (the last listed ${scan.listed} distinct conversations of ${scan.total}); conversations it did not list keep their checkpoint entries and are read by the next run, and none is reported deleted`,
-        { listed: scan.listed, total: scan.total },
+        `conversations.messages.listNew: the conversation list kept moving beyond what its repairs may read (${run.parentRepairs.shifts} shifts); the scan stopped there: conversations it did not list keep their checkpoint entries and are read by the next run, and none is reported deleted`,
+        { ...run.parentRepairs },
       )
       return
     }
     for (const id of this.#entries.keys()) {
-      if (this.#seen.has(id)) continue
+      if (run.listed(id)) continue
       this.#entries.delete(id)
       this.#deleted.add(id)
     }
   }
 }
+
+const NO_REPAIRS: ScanReport = { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
 
 /** Makes a {@link NewMessages} (its constructor is not public). @internal */
 export function createListNew(reader: NestedReader<Conversation, Message>, options: ListNewOptions): NewMessages {

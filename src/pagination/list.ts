@@ -6,19 +6,43 @@
 import * as z from 'zod'
 import type { ListEndpoint } from '../endpoints.ts'
 import { defineOperation, type Operation } from '../internal/operation.ts'
-import type { PageBody, RequestPipeline } from '../internal/pipeline.ts'
-import { skippedIn, type MemberCheck } from '../internal/read-response.ts'
+import type { PageBody, PreparedList, RequestPipeline } from '../internal/pipeline.ts'
 import type { ListRequestOptions } from '../core/options.ts'
-import type { APIResponse, WithResponse } from '../core/response.ts'
-import { ChatServiceError } from '../errors/errors.ts'
+import type { APIResponse, ResponseValidation } from '../core/response.ts'
+import { ChatServiceError, UnstableListError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
+import type { FetchedPage, ScanReport } from './list-scan.ts'
 import { pageIssues } from './rules.ts'
 import { createPage, type Page } from './page.ts'
 import { createPagePromise, type PagePromise } from './page-promise.ts'
 
-/** Makes a list's pages: {@link createPage}, or the factory of a subclass that reads more of the body. */
-export type PageFactory<Body extends PageBody, P> = (body: Body, response: APIResponse, source: PageSource<P>) => P
+/** What a page factory gets besides the body and the response. */
+export interface PageContext<P> {
+  /** Where the page's later pages come from. */
+  readonly source: PageSource<P>
+  /** The SDK method that listed it, e.g. `'customerUsers.list'`, for messages. */
+  readonly operation: string
+  /**
+   * Where each item of the body stands in the page as the service sent it, when the body holds
+   * only some of them (an iteration yields each item once); `undefined`: the page as sent.
+   */
+  readonly positions: readonly number[] | undefined
+  /** The call's `responseValidation`. */
+  readonly validation: ResponseValidation
+  /** The ResponseValidationError reporting `issues` in this page: its status, headers, request id and body as sent kept, secrets scrubbed. */
+  invalid(issues: readonly ValidationIssue[]): ResponseValidationError
+  /** `issues` with every known secret scrubbed. */
+  scrub(issues: readonly ValidationIssue[]): ValidationIssue[]
+  /** Logs at `warn` through the client's logger, secrets scrubbed. */
+  warn(message: string, fields: Record<string, unknown>): void
+}
+
+/**
+ * Makes a list's pages from bodies as the service sent them: {@link createPage}, or the factory of
+ * a subclass that reads more of the body (or checks it further: typed metadata).
+ */
+export type PageFactory<Body extends PageBody, P> = (body: Body, response: APIResponse, context: PageContext<P>) => P
 
 /** A list operation: an {@link Operation} whose response is a page, and the class of its pages. */
 export interface ListOperation<Params extends z.ZodType, Body extends PageBody, P> extends Operation<Params, Body> {
@@ -37,8 +61,6 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly params: Params
   readonly item: z.ZodType<Item>
   readonly extra?: Extra
-  /** A member of each item checked by a caller's schema; see `OperationSpec.member`. */
-  readonly member?: MemberCheck
   readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
@@ -50,18 +72,8 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
     params: spec.params,
     query: ['page', 'limit'],
     response,
-    ...(spec.member === undefined ? {} : { member: spec.member }),
   })
   return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
-}
-
-/**
- * A page's response with the body as the service sent it, items left out of the page (a member
- * check's skips) included: what the paging rules judge and what their errors keep.
- */
-function asSent<Body>(result: WithResponse<Body>): WithResponse<Body> {
-  const sent = skippedIn(result.data)?.body as Body | undefined
-  return sent === undefined ? result : { ...result, data: sent }
 }
 
 /**
@@ -75,37 +87,92 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
   params: unknown,
   options: ListRequestOptions | undefined,
 ): PagePromise<T, P> {
-  let prepared
+  let prepared: PreparedList<Body>
   try {
     prepared = pipeline.prepareList(operation, pathParams, params, options)
   } catch (error) {
     const refused = pipeline.refuse(operation, error)
+    const nothing = (): never => {
+      throw new ChatServiceError('A call refused before anything was sent has no pages')
+    }
     return createPagePromise<T, P>(refused, {
       prefetch: 0,
+      rescan: false,
       fetch: () => refused,
-      invalid: () => new ChatServiceError('A call refused before anything was sent has no pages'),
+      page: nothing,
+      fetchedOf: nothing,
+      unstable: nothing,
+      repaired: () => undefined,
     })
   }
-  // What each page came from, for the error that reports it (kept as long as the page is).
-  const responses = new WeakMap<P, WithResponse<Body>>()
+  const list = prepared
+  // What each page was made from (kept as long as the page is): its later pages iterate from it.
+  const madeFrom = new WeakMap<P, FetchedPage>()
   const source: PageSource<P> = {
-    prefetch: prepared.prefetch,
+    prefetch: list.prefetch,
+    rescan: list.rescan,
     fetch: async (page, signal) => {
-      const result = await prepared.fetch(page, signal)
-      const issues = pageIssues(asSent(result).data, { page })
-      if (issues.length > 0) throw prepared.invalid(page, asSent(result), issues)
-      const made = operation.page(result.data, result.response, source)
-      responses.set(made, result)
+      const result = await list.fetch(page, signal)
+      const fetched: FetchedPage = { body: result.data, response: result.response, invalid: (issues) => list.invalid(page, result, issues) }
+      const issues = pageIssues(result.data, { page })
+      if (issues.length > 0) throw fetched.invalid(issues)
+      return fetched
+    },
+    page: (fetched, items) => {
+      const sent = fetched.body as Body
+      const body = items === undefined ? sent : { ...sent, data: items.map((index) => sent.data[index]) }
+      const made = operation.page(body, fetched.response, {
+        source,
+        operation: operation.name,
+        validation: list.validation,
+        positions: items,
+        invalid: (issues) => fetched.invalid(issues),
+        scrub: (issues) => list.scrub(issues),
+        warn: (message, fields) => {
+          list.warn(message, fields)
+        },
+      })
+      madeFrom.set(made, fetched)
       return made
     },
-    invalid: (made, issues) => {
-      const result = responses.get(made) ?? { data: { data: made.data, pagination: made.pagination } as Body, response: made.response }
-      return prepared.invalid(made.pagination.page, asSent(result), issues)
-    },
-    asSent: (made) => {
-      const result = responses.get(made)
-      return result === undefined ? made : asSent(result).data
+    fetchedOf: (made) =>
+      madeFrom.get(made) ?? {
+        body: { data: made.data, pagination: made.pagination },
+        response: made.response,
+        invalid: (issues) =>
+          list.invalid(
+            made.pagination.page,
+            { data: { data: made.data, pagination: made.pagination } as Body, response: made.response },
+            issues,
+          ),
+      },
+    unstable: (report) => unstableList(operation.name, report),
+    repaired: (report) => {
+      list.warn(`${operation.name}: ${describeRepairs(report)}`, { operation: operation.name, ...report })
     },
   }
-  return createPagePromise<T, P>(source.fetch(prepared.firstPage), source)
+  return createPagePromise<T, P>(source.fetch(list.firstPage), source)
+}
+
+/** What a listing did to stay exact, in a sentence (for its log line and its error). */
+export function describeRepairs(report: ScanReport): string {
+  const parts: string[] = []
+  if (report.shifts > 0) {
+    parts.push(
+      `the list moved while it was read (${report.shifts} ${report.shifts === 1 ? 'time' : 'times'}): ${report.rereads} ${report.rereads === 1 ? 'page' : 'pages'} read again so that every item came once`,
+    )
+  }
+  if (report.scans > 1) parts.push('a second scan read the list again')
+  if (report.recovered > 0)
+    parts.push(`${report.recovered} ${report.recovered === 1 ? 'item' : 'items'} found that a plain reading would have missed`)
+  return parts.length === 0 ? 'the list held still' : parts.join('; ')
+}
+
+/** The error of a listing whose list kept moving beyond what its repairs may read. */
+export function unstableList(operation: string, report: ScanReport): UnstableListError {
+  return new UnstableListError(
+    `${operation}: the list kept moving while it was read (${report.shifts} shifts; ${report.rereads} pages read again to repair them, ` +
+      'the most a listing may): every item yielded so far came once, but the listing cannot go on without risking a gap. Start it again when the list is quieter.',
+    { operation, shifts: report.shifts, rereads: report.rereads },
+  )
 }

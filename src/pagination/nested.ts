@@ -6,32 +6,49 @@
  * loop. One engine, so that concurrency, read-ahead, early exit, abort and error order behave the
  * same in every iteration built on it.
  *
+ * Both lists are read exactly once while they move, by the scan of list-scan.ts: the parent list
+ * by one scan for the run (with its second scan, when the iteration asks for one: its new parents
+ * come after all the first scan's), each parent's children by one scan of their own. A page that
+ * shows its list moved is repaired before anything of it is planned or yielded.
+ *
  * How it schedules: the pages the consumer will need are known, in order, as far as the responses
  * so far tell (a parent's later pages once one of its pages has told `total_pages`; a parent's
  * first page as soon as the parent is listed and planned). Whenever a request settles or the
  * consumer takes a page, requests are launched while fewer than `concurrency` are in flight, in
- * this order: the parent page the consumer waits for; the child page the consumer waits for; the
- * next parent page while none is in flight (so the scan keeps moving and `total` gets known early);
- * the earliest needed child pages within `2 × concurrency` pages of the consumer and while fewer
- * than `4 × concurrency` are fetched and not consumed; then further parent pages, up to 100 pages
+ * this order: a page a scan needs read anew to repair a shift (parents, then children); the parent
+ * page the consumer waits for; the child page the consumer waits for; the next parent page while
+ * none is in flight (so the scan keeps moving and `total` gets known early); the earliest needed
+ * child pages within `2 × concurrency` pages of the consumer and while fewer than
+ * `4 × concurrency` are fetched and not consumed; then further parent pages, up to 100 pages
  * (10,000 parents) ahead of the consumer, so that a scan where few parents need reading (`listNew`
  * on a quiet night) uses the whole concurrency. A huge parent at the head gets all the
  * parallelism, nothing runs far ahead of the consumer, and parents that need no reading cost no
  * memory.
  *
- * Parent pages are processed strictly in page order whatever order they arrive in: the paging
- * rules (rules.ts) are checked in order, a parent listed twice is planned once (first listing
- * wins), and an error on a parent page surfaces after every child before it.
+ * Parent pages are processed in the order the scan reads them whatever order they arrive in: the
+ * paging rules (rules.ts) are checked in that order, a parent listed twice is planned once, and an
+ * error on a parent page surfaces after every child before it.
  */
-import { APIUserAbortError, NotFoundError, type ValidationIssue } from '../errors/errors.ts'
+import { APIUserAbortError, NotFoundError } from '../errors/errors.ts'
 import { SDK_CANCELLED } from '../internal/cancellation.ts'
-import { hasNextPage, PageSequence, type PageLike } from './rules.ts'
+import { ListScan, type FetchedPage, type ListScanOptions, type ScanReport } from './list-scan.ts'
+import type { PageLike } from './rules.ts'
 
-/** A page as the engine gets it from its source: checked response by response already, and able to report itself. */
-export interface SourcePage<T> extends PageLike {
+/** What an iteration over parents and their children reads. Requests carry the caller's own signal; `signal` is the run's own, aborted when it stops. */
+export interface NestedReader<P, C> {
+  /** Page `page` (at {@link PARENT_PAGE_SIZE} a page) of the parents, in the service's order; checked response by response. */
+  parents(page: number, signal: AbortSignal): Promise<FetchedPage<PageOf<P>>>
+  /** Page `page` of one parent's children at the iteration's limit; checked response by response. */
+  children(parent: P, page: number, signal: AbortSignal): Promise<FetchedPage<PageOf<C>>>
+  parentId(parent: P): string
+  childId(child: C): string
+  /** How many children the parent says it has (conversations' `message_count`). */
+  expectedChildren(parent: P): number
+}
+
+/** A page body of `T`s. */
+export interface PageOf<T> extends PageLike {
   readonly data: readonly T[]
-  /** The error that reports issues found in this page (a ResponseValidationError keeping the page's response, secrets scrubbed). */
-  invalid(issues: readonly ValidationIssue[]): Error
 }
 
 /** Where and how a parent's children are read. */
@@ -48,21 +65,8 @@ export interface PlannedParent<P, Plan extends ChildPlan = ChildPlan> {
   readonly index: number
   readonly parent: P
   readonly plan: Plan
-}
-
-/** What a run reads from. Its requests carry the caller's own signal; the `signal` given here is the run's, aborted when it stops. */
-export interface NestedSource<P, C, Plan extends ChildPlan = ChildPlan> {
-  /** Page `page` (at {@link PARENT_PAGE_SIZE} a page) of the parents, in the service's order. */
-  parents(page: number, signal: AbortSignal): Promise<SourcePage<P>>
-  /** Page `page` of one parent's children. */
-  children(parent: P, page: number, signal: AbortSignal): Promise<SourcePage<C>>
-  parentId(parent: P): string
-  /**
-   * How to read `parent` (listed at `index`), or `undefined` not to read it. Asked once per parent,
-   * in list order, for its first listing only. `resumed` marks the parent the run starts at when it
-   * starts at a parent id (see {@link RunStart.resume}).
-   */
-  plan(parent: P, index: number, resumed: boolean): Plan | undefined
+  /** The scan that listed it: 1, or 2 for a parent only the second scan found. */
+  readonly scan: number
 }
 
 /** Where a run starts in the parent list. */
@@ -71,19 +75,27 @@ export interface RunStart {
   readonly index: number
   /**
    * Start at the parent with this id instead, looked for on the page that holds `index` (it may
-   * have moved within that page); `stale(what)` is thrown when it is not there.
+   * have moved within that page); `stale(what)` is thrown when it is not there (and when the list
+   * shifted so that the scan would have to read before that page).
    */
   readonly resume?: { readonly parentId: string; readonly stale: (what: string) => Error } | undefined
 }
 
-/** What a run's scan of the parent list saw; set once the last parent page has been processed. */
-export interface ScanReport {
-  /** Distinct parent ids listed by this run's pages. */
-  readonly listed: number
-  /** `pagination.total` of the last parent page. */
-  readonly total: number
-  /** Whether `total` went down from one page to a later one (something was deleted while the list was read). */
-  readonly shrank: boolean
+/** How a run reads its parents; see {@link NestedRun}. */
+export interface RunOptions<P, Plan extends ChildPlan> {
+  readonly concurrency: number
+  readonly start: RunStart
+  /**
+   * How to read `parent` (listed at `index`), or `undefined` not to read it. Asked once per parent,
+   * in list order. `resumed` marks the parent the run starts at when it starts at a parent id.
+   */
+  readonly plan: (parent: P, index: number, resumed: boolean) => Plan | undefined
+  /** Whether to scan the parent list a second time once the first scan ends; see `ListScanOptions.rescan`. */
+  readonly rescan: ListScanOptions['rescan']
+  /** The error for a parent list that will not hold still (`'stop'`: end the scan where it is, {@link NestedRun.complete} false). */
+  readonly unstableParents: (report: ScanReport) => Error | 'stop'
+  /** The error for a parent's children that will not hold still. */
+  readonly unstableChildren: (report: ScanReport) => Error
 }
 
 /** Parents are read 100 to a page, the most the service allows. */
@@ -94,6 +106,9 @@ const PARENT_LOOKAHEAD_PAGES = 100
 /** One request of the run: made when first needed, launched when the limits allow, then settled. */
 interface Slot<T> {
   launched: boolean
+  done: boolean
+  /** The run's clock when it was launched (see `ListScan.clock`). */
+  sentAt: number
   value?: T
   error?: unknown
   /** Resolves once the request has settled (never rejects). */
@@ -104,17 +119,24 @@ interface Slot<T> {
 function newSlot<T>(): Slot<T> {
   let resolve = (): void => undefined
   const settled = new Promise<void>((done) => (resolve = done))
-  return { launched: false, settled, resolve }
+  return { launched: false, done: false, sentAt: 0, settled, resolve }
 }
 
 interface ParentState<P, C, Plan extends ChildPlan> extends PlannedParent<P, Plan> {
   /** Its first child page the consumer needs (the plan's, or 1 after a restart). */
   firstPage: number
-  /** Next child page to launch. */
+  /** Next child page to launch ahead. */
   nextPage: number
   /** `total_pages` of its latest child page to arrive; `undefined` before the first. */
   totalPages: number | undefined
-  pages: Map<number, Slot<SourcePage<C>>>
+  /** Child pages launched ahead (or waited for), by page number. */
+  pages: Map<number, Slot<FetchedPage<PageOf<C>>>>
+}
+
+/** A request a scan needs made anew (a repair), launched before anything else. */
+interface FreshRead<T> {
+  readonly page: number
+  readonly slot: Slot<T>
 }
 
 /** The parent page (1-based) that lists the parent at `index`. */
@@ -123,43 +145,45 @@ export function parentPageOf(index: number): number {
 }
 
 /**
- * One pass over the parent list and the children it plans: what is launched, what has arrived,
+ * One run over the parent list and the children it plans: what is launched, what has arrived,
  * what the consumer took. The consumer calls {@link NestedRun.nextParent}, then
- * {@link NestedRun.childPage} for each page it reads, then {@link NestedRun.leave}; and
- * {@link NestedRun.stop} when it is done, early or not.
+ * {@link NestedRun.childPage} for each page its child scan reads, then {@link NestedRun.leave};
+ * and {@link NestedRun.stop} when it is done, early or not.
  */
 export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
-  readonly #source: NestedSource<P, C, Plan>
+  readonly #reader: NestedReader<P, C>
+  readonly #options: RunOptions<P, Plan>
   readonly #concurrency: number
   readonly #window: number
   readonly #cap: number
   readonly #abort = new AbortController()
   readonly #signal: AbortSignal
-  readonly #start: RunStart
-  /** Parent ids planned or passed over by this run (and by earlier passes, when given). */
-  readonly #seen: Set<string>
-  /** Parent ids listed by this run's pages. */
-  readonly #listed = new Set<string>()
+  /** The clock of every scan of the run: launches read it, accepted pages advance it. */
+  readonly ticks = { value: 0 }
 
-  readonly #parentPages = new Map<number, Slot<SourcePage<P>>>()
-  readonly #parentSequence = new PageSequence()
+  readonly #scan: ListScan
+  readonly #parentPages = new Map<number, Slot<FetchedPage<PageOf<P>>>>()
+  #freshParent: FreshRead<FetchedPage<PageOf<P>>> | undefined
+  #freshChild: (FreshRead<FetchedPage<PageOf<C>>> & { readonly state: ParentState<P, C, Plan> }) | undefined
+  /** The scan's pass the parent pages in the map were launched for. */
+  #pass = 1
   #nextParentPage: number
   #parentPagesInFlight = 0
-  /** Last parent page processed (in page order); one less than the start page before any. */
-  #processedPage: number
   /** `total_pages` of the last parent page processed. */
   #parentTotalPages: number | undefined
-  #shrank = false
-  #lastTotal = 0
   /** The error of the parent page the scan stopped at, surfaced once the consumer gets there. */
   #scanError: unknown
   #scanDone = false
+  #complete = true
   /** Whether the consumer waits for the next parent page. */
   #awaitingParents = false
+  /** Index on the start page of the resumed parent, once found (-1: none). */
+  #resumedOffset = -1
 
   /** Planned parents in list order; the consumer is at `#head`. */
   #planned: (ParentState<P, C, Plan> | undefined)[] = []
   #head = 0
+  #nextIndex = 0
   readonly #byIndex = new Map<number, ParentState<P, C, Plan>>()
   /** The child page of the head parent the consumer is on, waits for, or will ask for first (0 while there is no head). */
   #currentPage = 0
@@ -169,29 +193,90 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   /** Children the plans expect, from the start on. */
   #expected = 0
   #stopped = false
+  /** What the children's scans repaired, summed over the parents read. */
+  #children: { shifts: number; rereads: number; recovered: number; repeated: number } = { shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
 
-  constructor(source: NestedSource<P, C, Plan>, options: { concurrency: number; start: RunStart; seen?: Set<string> | undefined }) {
-    this.#source = source
+  constructor(reader: NestedReader<P, C>, options: RunOptions<P, Plan>) {
+    this.#reader = reader
+    this.#options = options
     this.#concurrency = options.concurrency
     this.#window = 2 * options.concurrency
     this.#cap = 4 * options.concurrency
-    // The source's requests carry the caller's signal already; this one is the run's own.
+    // The reader's requests carry the caller's signal already; this one is the run's own.
     this.#signal = this.#abort.signal
-    this.#start = options.start
-    this.#seen = options.seen ?? new Set()
-    this.#nextParentPage = parentPageOf(options.start.index)
-    this.#processedPage = this.#nextParentPage - 1
+    const { start } = options
+    const startPage = parentPageOf(start.index)
+    this.#nextParentPage = startPage
+    this.#scan = new ListScan({
+      start: startPage,
+      idOf: (parent) => reader.parentId(parent as P),
+      ticks: this.ticks,
+      from: (body) => {
+        const first = (startPage - 1) * PARENT_PAGE_SIZE
+        const resume = start.resume
+        if (resume === undefined) return start.index - first
+        const offset = body.data.findIndex((parent) => reader.parentId(parent as P) === resume.parentId)
+        if (offset === -1) throw resume.stale(`conversation ${resume.parentId} is no longer on page ${startPage} of the conversation list`)
+        this.#resumedOffset = offset
+        return offset
+      },
+      rescan: options.rescan,
+      ...(start.resume === undefined
+        ? {}
+        : { beforeStart: () => (start.resume as NonNullable<RunStart['resume']>).stale('the conversation list shifted before its page') }),
+      unstable: (report) => {
+        const outcome = options.unstableParents(report)
+        return outcome === 'stop' ? STOP : outcome
+      },
+    })
   }
 
-  /** Children the plans expect in all, once the whole parent list has been read; `undefined` until then. */
+  /** The error for children that will not hold still. */
+  unstableChildren(report: ScanReport): Error {
+    return this.#options.unstableChildren(report)
+  }
+
+  /**
+   * Children the plans expect in all, once the parent list has been read to its end (by the first
+   * scan: a second scan adds what it finds); `undefined` until then.
+   */
   get expected(): number | undefined {
-    return this.#scanDone ? this.#expected : undefined
+    return this.#scanDone || this.#scan.pass > 1 ? this.#expected : undefined
   }
 
-  /** What the scan of the parent list saw, once it is complete; `undefined` until then (and after a scan error). */
-  get scan(): ScanReport | undefined {
-    if (!this.#scanDone) return undefined
-    return { listed: this.#listed.size, total: this.#lastTotal, shrank: this.#shrank }
+  /** Whether the parent scan is done (every pass read to its end, or stopped). */
+  get scanDone(): boolean {
+    return this.#scanDone
+  }
+
+  /** Whether the parent scan read the list to its end (false when it stopped on a list that would not hold still). */
+  get complete(): boolean {
+    return this.#complete
+  }
+
+  /** What the parent scan repaired so far. */
+  get parentRepairs(): ScanReport {
+    return this.#scan.report
+  }
+
+  /** What the children's scans repaired so far, summed. */
+  get childRepairs(): ScanReport {
+    return { scans: 1, ...this.#children }
+  }
+
+  /** The parents planned and not yet left, from the current one on, in order. */
+  remaining(): P[] {
+    const parents: P[] = []
+    for (let position = this.#head; position < this.#planned.length; position++) {
+      const state = this.#planned[position]
+      if (state !== undefined) parents.push(state.parent)
+    }
+    return parents
+  }
+
+  /** Whether the parent scan listed a parent with this id (in either pass). */
+  listed(id: string): boolean {
+    return this.#scan.has(id)
   }
 
   /** Changes the children expected (a parent skipped, or read again from its start). */
@@ -202,20 +287,26 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   /**
    * The next parent to read, in list order, once the parent page that lists it has been processed;
    * `undefined` at the end of the list.
-   * @throws the error of a parent page (a failed request, a page that breaks the paging rules),
-   * after every parent before it; the `resume.stale` error when the start parent is not on its page.
+   * @throws the error of a parent page (a failed request, a page that breaks the paging rules, a
+   * list that will not hold still), after every parent before it; the `resume.stale` error when the
+   * start parent is not on its page.
    */
   async nextParent(): Promise<PlannedParent<P, Plan> | undefined> {
     for (;;) {
       const state = this.#planned[this.#head]
-      if (state !== undefined) {
+      // A parent only the second scan found is handed out once that scan is done: what is left of
+      // them is then known (a cursor taken in them holds them all).
+      if (state !== undefined && (state.scan === 1 || this.#scanDone || this.#scanError !== undefined)) {
         this.#pump()
         return state
       }
       if (this.#scanError !== undefined) throw this.#scanError as Error
       if (this.#scanDone) return undefined
-      const page = this.#processedPage + 1
-      const slot = this.#parentSlot(page)
+      const slot = this.#wantedParentSlot()
+      if (slot === undefined) {
+        this.#processParentPages()
+        continue
+      }
       this.#awaitingParents = true
       this.#pump()
       await slot.settled
@@ -224,22 +315,49 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     }
   }
 
-  /** Child page `page` of the current parent, once it arrives; a NotFoundError when the parent vanished (404). */
-  async childPage(parent: PlannedParent<P, Plan>, page: number): Promise<SourcePage<C> | NotFoundError> {
+  /**
+   * Child page `page` of the current parent, once it arrives (`fresh`: a request made now, for a
+   * repair, not one launched ahead); a NotFoundError when the parent vanished (404).
+   */
+  async childPage(
+    parent: PlannedParent<P, Plan>,
+    page: number,
+    fresh: boolean,
+  ): Promise<{ readonly fetched: FetchedPage<PageOf<C>>; readonly sentAt: number } | NotFoundError> {
     const state = this.#byIndex.get(parent.index) as ParentState<P, C, Plan>
-    this.#currentPage = page
-    const slot = state.pages.get(page) ?? this.#childSlot(state, page)
+    let slot: Slot<FetchedPage<PageOf<C>>>
+    if (fresh) {
+      const stale = state.pages.get(page)
+      if (stale !== undefined) {
+        state.pages.delete(page)
+        if (stale.launched) this.#held--
+      }
+      slot = newSlot()
+      this.#freshChild = { page, slot, state }
+    } else {
+      this.#currentPage = page
+      slot = state.pages.get(page) ?? this.#childSlot(state, page)
+      // A page before the ones launched ahead that has no request of its own (never expected: the
+      // scan asks again for a page it took with `fresh`): it is launched now, not waited for forever.
+      if (!slot.launched && page < state.nextPage) {
+        state.pages.delete(page)
+        this.#held++ // given back below, as for any page taken
+        this.#freshChild = { page, slot, state }
+      }
+    }
     this.#pump()
     await slot.settled
-    state.pages.delete(page)
-    if (slot.launched) this.#held--
+    if (!fresh) {
+      state.pages.delete(page)
+      this.#held--
+    }
     this.#pump()
     if (slot.error instanceof NotFoundError) return slot.error
     if (slot.error !== undefined) throw slot.error as Error
-    return slot.value as SourcePage<C>
+    return { fetched: slot.value as FetchedPage<PageOf<C>>, sentAt: slot.sentAt }
   }
 
-  /** Forgets what was fetched of the current parent beyond page 1 and reads it again from page 1 (its next {@link NestedRun.childPage} asks for page 1). */
+  /** Forgets what was fetched of the current parent and reads it again from page 1 (its next {@link NestedRun.childPage} asks for page 1). */
   restart(parent: PlannedParent<P, Plan>): void {
     const state = this.#byIndex.get(parent.index) as ParentState<P, C, Plan>
     this.#drop(state)
@@ -250,8 +368,14 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     this.#pump()
   }
 
-  /** The consumer is done with the current parent: drop whatever of it was fetched ahead. */
-  leave(parent: PlannedParent<P, Plan>): void {
+  /** The consumer is done with the current parent (its children's scan reported `repairs`): drop whatever of it was fetched ahead. */
+  leave(parent: PlannedParent<P, Plan>, repairs?: ScanReport): void {
+    if (repairs !== undefined) {
+      this.#children.shifts += repairs.shifts
+      this.#children.rereads += repairs.rereads
+      this.#children.recovered += repairs.recovered
+      this.#children.repeated += repairs.repeated
+    }
     const state = this.#byIndex.get(parent.index)
     if (state === undefined) return
     this.#drop(state)
@@ -278,63 +402,86 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     state.pages = new Map()
   }
 
-  /** Processes the parent pages that have arrived, in page order, up to the first one missing or failed. */
+  /** The slot of the parent page the scan needs next (made if needed), or `undefined` when it needs none (a page it kept). */
+  #wantedParentSlot(): Slot<FetchedPage<PageOf<P>>> | undefined {
+    const read = this.#scan.next()
+    if (read === undefined || read.held !== undefined) return undefined
+    if (this.#scan.pass !== this.#pass) {
+      // A new pass reads every page anew: what was launched ahead for the last one is not used.
+      this.#pass = this.#scan.pass
+      this.#parentPages.clear()
+      this.#nextParentPage = read.page
+    }
+    if (read.fresh) {
+      if (this.#freshParent?.page !== read.page) {
+        this.#parentPages.delete(read.page)
+        this.#freshParent = { page: read.page, slot: newSlot() }
+      }
+      return this.#freshParent.slot
+    }
+    return this.#parentSlot(read.page)
+  }
+
+  /** Processes the parent pages the scan needs that have arrived, in its order, up to the first one missing or failed. */
   #processParentPages(): void {
     for (;;) {
       if (this.#scanDone || this.#scanError !== undefined) return
-      const page = this.#processedPage + 1
-      const slot = this.#parentPages.get(page)
-      if (slot === undefined || !slot.launched || (slot.value === undefined && slot.error === undefined)) return
-      this.#parentPages.delete(page)
-      if (slot.error !== undefined) {
-        this.#scanError = slot.error
+      const read = this.#scan.next()
+      if (read === undefined) {
+        this.#scanDone = true
         return
       }
+      let fetched: FetchedPage<PageOf<P>>
+      let sentAt: number
+      if (read.held !== undefined) {
+        fetched = read.held.fetched as FetchedPage<PageOf<P>>
+        sentAt = read.held.sentAt
+      } else {
+        const slot = this.#wantedParentSlot() as Slot<FetchedPage<PageOf<P>>>
+        if (!slot.done) return
+        if (this.#freshParent?.slot === slot) this.#freshParent = undefined
+        else this.#parentPages.delete(read.page)
+        if (slot.error !== undefined) {
+          this.#scanError = slot.error
+          return
+        }
+        fetched = slot.value as FetchedPage<PageOf<P>>
+        sentAt = slot.sentAt
+      }
       try {
-        this.#processParentPage(page, slot.value as SourcePage<P>)
+        this.#processParentPage(fetched, sentAt)
       } catch (error) {
+        if (error === STOP) {
+          this.#scanDone = true
+          this.#complete = false
+          return
+        }
         this.#scanError = error
         return
       }
     }
   }
 
-  #processParentPage(page: number, result: SourcePage<P>): void {
-    const issues = this.#parentSequence.check(result)
-    if (issues.length > 0) throw result.invalid(issues)
-    const { total, total_pages: totalPages } = result.pagination
-    if (total < this.#lastTotal) this.#shrank = true
-    this.#lastTotal = total
+  #processParentPage(fetched: FetchedPage<PageOf<P>>, sentAt: number): void {
+    const pass = this.#scan.pass
+    const step = this.#scan.accept(fetched, sentAt)
+    const { page, limit, total_pages: totalPages } = fetched.body.pagination
     this.#parentTotalPages = totalPages
-    this.#processedPage = page
-    const first = (page - 1) * PARENT_PAGE_SIZE
-    let startOffset = 0
-    let resumedOffset = -1
-    if (page === parentPageOf(this.#start.index)) {
-      const resume = this.#start.resume
-      if (resume === undefined) startOffset = this.#start.index - first
-      else {
-        resumedOffset = result.data.findIndex((parent) => this.#source.parentId(parent) === resume.parentId)
-        if (resumedOffset === -1)
-          throw resume.stale(`conversation ${resume.parentId} is no longer on page ${page} of the conversation list`)
-        startOffset = resumedOffset
-      }
-    }
-    result.data.forEach((parent, offset) => {
-      const id = this.#source.parentId(parent)
-      this.#listed.add(id)
-      if (offset < startOffset || this.#seen.has(id)) {
-        this.#seen.add(id)
-        return
-      }
-      this.#seen.add(id)
-      const index = first + offset
-      const plan = this.#source.plan(parent, index, offset === resumedOffset)
-      if (plan === undefined) return
+    const first = (page - 1) * limit
+    for (const offset of step.items) {
+      const parent = fetched.body.data[offset] as P
+      const resumed = pass === 1 && offset === this.#resumedOffset && page === parentPageOf(this.#options.start.index)
+      if (resumed) this.#resumedOffset = -1
+      // Its place in the list as read; a parent found by a later pass or a repair comes after every one planned before it.
+      const index = Math.max(first + offset, this.#nextIndex)
+      this.#nextIndex = index + 1
+      const plan = this.#options.plan(parent, index, resumed)
+      if (plan === undefined) continue
       const state: ParentState<P, C, Plan> = {
         index,
         parent,
         plan,
+        scan: pass,
         firstPage: plan.firstPage,
         nextPage: plan.firstPage,
         totalPages: undefined,
@@ -345,8 +492,8 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
       this.#byIndex.set(index, state)
       // The consumer's next parent: its first page is the one it will ask for.
       if (this.#planned.length - 1 === this.#head) this.#currentPage = state.firstPage
-    })
-    if (!hasNextPage(result.pagination)) this.#scanDone = true
+    }
+    if (this.#scan.done) this.#scanDone = true
   }
 
   /** Launches the earliest needed requests while fewer than `concurrency` are in flight. */
@@ -358,9 +505,27 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
 
   /** Launches one request, if one is due, in the order given at the top of this file. */
   #launchNext(): boolean {
+    const freshParent = this.#freshParent
+    if (freshParent !== undefined && !freshParent.slot.launched) {
+      this.#launchParent(freshParent.slot, freshParent.page)
+      return true
+    }
+    const freshChild = this.#freshChild
+    if (freshChild !== undefined && !freshChild.slot.launched) {
+      this.#freshChild = undefined
+      this.#launch(freshChild.slot, this.#reader.children(freshChild.state.parent, freshChild.page, this.#signal), () => undefined)
+      return true
+    }
     const current = this.#planned[this.#head]
     if (current === undefined) {
-      if (this.#awaitingParents && this.#launchParentPage(this.#processedPage + 1)) return true
+      if (this.#awaitingParents) {
+        const slot = this.#wantedParentSlot()
+        const read = this.#scan.next()
+        if (slot !== undefined && !slot.launched && read !== undefined) {
+          this.#launchParent(slot, read.page)
+          return true
+        }
+      }
     } else if (this.#currentPage >= current.nextPage) {
       return this.#launchChildPage(current, this.#currentPage)
     }
@@ -380,27 +545,37 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   }
 
   /**
-   * Launches parent page `page` when the scan may read it: not launched yet, within the latest
-   * `total_pages` processed, within the look-ahead, and not past a page that failed.
+   * Launches parent page `page` ahead when the scan may read it: not launched yet, not read yet in
+   * this pass, within the latest `total_pages` processed, within the look-ahead, and not past a
+   * page that failed.
    */
   #launchParentPage(page: number): boolean {
     if (this.#scanDone || this.#scanError !== undefined) return false
+    const highest = this.#scan.highest
+    if (page <= highest) {
+      this.#nextParentPage = highest + 1
+      return false
+    }
     const slot = this.#parentSlot(page)
     if (slot.launched) return false
     const known = this.#parentTotalPages
-    if (known !== undefined && page > Math.max(known, this.#processedPage + 1)) return false
+    if (known !== undefined && page > Math.max(known, highest + 1)) return false
     // Before the first page has told `total_pages`, only the start page is read.
-    if (known === undefined && page > this.#processedPage + 1) return false
-    const consumerPage = this.#planned[this.#head]?.index
-    const from = consumerPage === undefined ? this.#processedPage : parentPageOf(consumerPage)
+    if (known === undefined && page > parentPageOf(this.#options.start.index)) return false
+    const consumerIndex = this.#planned[this.#head]?.index
+    const from = consumerIndex === undefined ? highest : parentPageOf(consumerIndex)
     if (page > from + PARENT_LOOKAHEAD_PAGES) return false
     this.#nextParentPage = Math.max(this.#nextParentPage, page + 1)
+    this.#launchParent(slot, page)
+    return true
+  }
+
+  #launchParent(slot: Slot<FetchedPage<PageOf<P>>>, page: number): void {
     this.#parentPagesInFlight++
-    this.#launch(slot, this.#source.parents(page, this.#signal), () => {
+    this.#launch(slot, this.#reader.parents(page, this.#signal), () => {
       this.#parentPagesInFlight--
       this.#processParentPages()
     })
-    return true
   }
 
   #launchChildPage(state: ParentState<P, C, Plan>, page: number): true {
@@ -408,20 +583,20 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     this.#held++
     const slot = this.#childSlot(state, page)
     const pages = state.pages
-    this.#launch(slot, this.#source.children(state.parent, page, this.#signal), () => {
+    this.#launch(slot, this.#reader.children(state.parent, page, this.#signal), () => {
       // A page of a restarted parent's earlier reading tells nothing about the new one.
-      if (slot.value !== undefined && state.pages === pages) state.totalPages = slot.value.pagination.total_pages
+      if (slot.value !== undefined && state.pages === pages) state.totalPages = slot.value.body.pagination.total_pages
     })
     return true
   }
 
-  #parentSlot(page: number): Slot<SourcePage<P>> {
+  #parentSlot(page: number): Slot<FetchedPage<PageOf<P>>> {
     let slot = this.#parentPages.get(page)
     if (slot === undefined) this.#parentPages.set(page, (slot = newSlot()))
     return slot
   }
 
-  #childSlot(state: ParentState<P, C, Plan>, page: number): Slot<SourcePage<C>> {
+  #childSlot(state: ParentState<P, C, Plan>, page: number): Slot<FetchedPage<PageOf<C>>> {
     let slot = state.pages.get(page)
     if (slot === undefined) state.pages.set(page, (slot = newSlot()))
     return slot
@@ -430,6 +605,7 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   /** Counts a request in flight until it settles, keeps its outcome, and launches more. */
   #launch<T>(slot: Slot<T>, request: Promise<T>, onSettled: () => void): void {
     slot.launched = true
+    slot.sentAt = this.ticks.value
     this.#inFlight++
     request
       .then(
@@ -442,12 +618,16 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
       )
       .finally(() => {
         this.#inFlight--
+        slot.done = true
         onSettled()
         slot.resolve()
         this.#pump()
       })
   }
 }
+
+/** Thrown by the parent scan's `unstable` when the run stops the scan instead (listNew). */
+const STOP = new Error('the parent scan stops here')
 
 /** What an iteration built on a {@link NestedRun} does at each step of {@link walk}. */
 export interface WalkHooks<P, C, Plan extends ChildPlan> {
@@ -459,7 +639,16 @@ export interface WalkHooks<P, C, Plan extends ChildPlan> {
    * Called with a parent's first page (its plan's `firstPage`): the index on it to yield from, or
    * `'restart'` to read the parent again from its first child.
    */
-  start(parent: PlannedParent<P, Plan>, page: number, result: SourcePage<C>): number | 'restart'
+  start(parent: PlannedParent<P, Plan>, page: number, body: PageOf<C>): number | 'restart'
+  /**
+   * When a repair of the parent's children would have to read before its first page: the error to
+   * throw, or `'restart'` to read it again from its first child (then {@link WalkHooks.restarted}).
+   */
+  beforeStart(parent: PlannedParent<P, Plan>): Error | 'restart'
+  /** The parent is read again from its first child (its children from then on may repeat earlier ones). */
+  restarted(parent: PlannedParent<P, Plan>): void
+  /** Each child page accepted, before its new children are yielded (a page read again may show where earlier ones moved). */
+  page(parent: PlannedParent<P, Plan>, page: number, body: PageOf<C>): void
   /** Called before each child is yielded. */
   child(parent: PlannedParent<P, Plan>, child: C, page: number, index: number): void
   /** The parent vanished (404 on its children) after `yielded` of its children were yielded. */
@@ -470,59 +659,83 @@ export interface WalkHooks<P, C, Plan extends ChildPlan> {
 
 /**
  * Runs `run` to the end as the nested loop: each planned parent in list order, each of its child
- * pages in order following the paging rules (rules.ts), each child in order. Leaving the loop
- * early (break, an exception, an abort) stops the run: what is in flight is aborted and nothing
- * more is sent. An error surfaces after every child before it.
+ * pages as its scan reads them (list-scan.ts: the paging rules, shifts repaired), each new child in
+ * order. Leaving the loop early (break, an exception, an abort) stops the run: what is in flight
+ * is aborted and nothing more is sent. An error surfaces after every child before it.
  */
 export async function* walk<P, C, Plan extends ChildPlan>(
   run: NestedRun<P, C, Plan>,
+  reader: Pick<NestedReader<P, C>, 'childId'>,
   hooks: WalkHooks<P, C, Plan>,
 ): AsyncGenerator<C, void, undefined> {
   try {
     for (;;) {
       const parent = await run.nextParent()
       if (parent === undefined) return
-      let page = parent.plan.firstPage
-      let starting = true
-      let sequence = new PageSequence()
+      let from = 0
+      let scan = childScan(parent.plan.firstPage)
       let yielded = 0
       let vanished = false
+      function childScan(start: number): ListScan {
+        return new ListScan({
+          start,
+          idOf: (child) => reader.childId(child as C),
+          ticks: run.ticks,
+          from: () => from,
+          beforeStart: () => hooks.beforeStart(parent as PlannedParent<P, Plan>),
+          unstable: (report) => run.unstableChildren(report),
+        })
+      }
+      let starting = true
       for (;;) {
-        const result = await run.childPage(parent, page)
-        if (result instanceof NotFoundError) {
-          hooks.vanished(parent, result, yielded)
-          vanished = true
-          break
+        const read = scan.next()
+        if (read === undefined) break
+        let fetched: FetchedPage<PageOf<C>>
+        let sentAt: number
+        if (read.held !== undefined) {
+          fetched = read.held.fetched as FetchedPage<PageOf<C>>
+          sentAt = read.held.sentAt
+        } else {
+          const result = await run.childPage(parent, read.page, read.fresh)
+          if (result instanceof NotFoundError) {
+            hooks.vanished(parent, result, yielded)
+            vanished = true
+            break
+          }
+          ;({ fetched, sentAt } = result)
         }
-        const issues = sequence.check(result)
-        if (issues.length > 0) throw result.invalid(issues)
-        let from = 0
         if (starting) {
           starting = false
-          const start = hooks.start(parent, page, result)
-          if (start === 'restart' && page !== 1) {
+          const start = hooks.start(parent, read.page, fetched.body)
+          if (start === 'restart' && read.page !== 1) {
             run.restart(parent)
-            page = 1
-            sequence = new PageSequence()
+            scan = childScan(1)
+            starting = true
             continue
           }
           from = start === 'restart' ? 0 : start
         }
-        for (let index = from; index < result.data.length; index++) {
+        const restarted = scan.restarted
+        const step = scan.accept(fetched, sentAt)
+        if (scan.restarted && !restarted) {
+          // A repair could not tell what moved before the first page read: read it again from the first.
+          hooks.restarted(parent)
+          run.restart(parent)
+          continue
+        }
+        hooks.page(parent, read.page, fetched.body)
+        for (const index of step.items) {
           // Stop at once when the caller aborts, not after the pages already fetched.
           const signal = hooks.signal
           if (signal?.aborted === true) throw new APIUserAbortError(hooks.abortMessage, { cause: signal.reason })
-          const child = result.data[index] as C
-          hooks.child(parent, child, page, index)
+          const child = fetched.body.data[index] as C
+          hooks.child(parent, child, read.page, index)
           yielded++
           yield child
         }
-        // The spec's paging rule: read page p+1 only while p < total_pages of the latest response.
-        if (!hasNextPage(result.pagination)) break
-        page++
       }
       if (!vanished) hooks.done(parent)
-      run.leave(parent)
+      run.leave(parent, scan.report)
     }
   } finally {
     run.stop()

@@ -1,12 +1,13 @@
 import type { APIResponse } from '../core/response.ts'
 import type { Page } from './page.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
+import type { FetchedPage } from './list-scan.ts'
 
 /**
- * Makes a {@link PagePromise} whose first page is `first` and whose later pages `source` fetches
- * (internal: the constructor is private; see src/internal/README.md).
+ * Makes a {@link PagePromise} whose first page is made of `first` and whose later pages `source`
+ * fetches (internal: the constructor is private; see src/internal/README.md).
  */
-export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: PageSource<P>) => PagePromise<T, P>
+export let createPagePromise: <T, P extends Page<T>>(first: Promise<FetchedPage>, source: PageSource<P>) => PagePromise<T, P>
 
 /**
  * What a list method returns: a `Promise` of the first page (the request is already under way) that
@@ -16,9 +17,10 @@ export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: 
  * - `for await (const page of it.pages())` for page after page.
  *
  * Iteration follows the spec's paging rule (read page p+1 only while `p < total_pages` of the latest
- * response) and starts at the `page` you gave. Errors are those of the request: APIError subclasses,
- * APIConnectionError, APIUserAbortError, RequestValidationError (bad params; nothing was sent) and
- * ResponseValidationError.
+ * response), starts at the `page` you gave, and yields each item once even while the list moves
+ * (README, "Paging"). Errors are those of the request: APIError subclasses, APIConnectionError,
+ * APIUserAbortError, RequestValidationError (bad params; nothing was sent) and
+ * ResponseValidationError; while iterating, UnstableListError for a list that will not hold still.
  *
  * It is a real `Promise` (`instanceof Promise`): a first page that fails while nothing handles it
  * (no `await`, `then`, `catch`, iteration or `withResponse()`) is an `unhandledRejection`, as for any
@@ -27,42 +29,47 @@ export let createPagePromise: <T, P extends Page<T>>(first: Promise<P>, source: 
  * plain Promises.
  */
 export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> implements AsyncIterable<T> {
-  /** The first page; `undefined` for a PagePromise made by a static `Promise` method. */
-  readonly #first: Promise<P> | undefined
+  /** The first page's response; `undefined` for a PagePromise made by a static `Promise` method. */
+  readonly #first: Promise<FetchedPage> | undefined
+  /** The first page, made of it. */
+  readonly #page: Promise<P> | undefined
   readonly #source: PageSource<P> | undefined
 
   static {
-    createPagePromise = <T, P extends Page<T>>(first: Promise<P>, source: PageSource<P>) => new PagePromise<T, P>(first, source)
+    createPagePromise = <T, P extends Page<T>>(first: Promise<FetchedPage>, source: PageSource<P>) => new PagePromise<T, P>(first, source)
     // `then`, `catch` and `finally` make plain Promises: only list methods make a PagePromise.
     Reflect.defineProperty(PagePromise, Symbol.species, { get: () => Promise, configurable: true })
   }
 
   /** Made by list methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */
-  private constructor(first: Promise<P> | Executor<P>, source?: PageSource<P>) {
+  private constructor(first: Promise<FetchedPage> | Executor<P>, source?: PageSource<P>) {
+    const page = typeof first === 'function' || source === undefined ? undefined : first.then((fetched) => source.page(fetched))
     super(
-      typeof first === 'function'
-        ? first
+      page === undefined
+        ? (first as Executor<P>)
         : (resolve, reject) => {
-            first.then(resolve, reject)
+            page.then(resolve, reject)
           },
     )
     this.#first = typeof first === 'function' ? undefined : first
+    this.#page = page
     this.#source = source
   }
 
   /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */
   withResponse(): Promise<{ readonly data: P; readonly response: APIResponse }> {
-    return this.#handledFirst().then((page) => ({ data: page, response: page.response }))
+    return this.#handledPage().then((page) => ({ data: page, response: page.response }))
   }
 
-  /** Every page from the first, in order. */
+  /** Every page from the first, in order; each item of the list once, even while it moves (see {@link Page.pages}). */
   pages(): AsyncGenerator<P, void, undefined> {
-    const first = this.#handledFirst()
-    if (this.#source === undefined) return onlyPage(first) // made by `PagePromise.resolve(page)`: no source of more pages
-    return iteratePages(first, this.#source)
+    const page = this.#handledPage()
+    // Made by `PagePromise.resolve(page)`: no source of more pages.
+    if (this.#source === undefined || this.#first === undefined) return onlyPage(page)
+    return iteratePages(this.#first, this.#source, page)
   }
 
-  /** Every item of every page, in order. */
+  /** Every item of every page, in order, each once. */
   [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
     return iterateItems<T>(this.pages())
   }
@@ -76,9 +83,9 @@ export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> impl
    * The first page, for a caller who will handle its failure there (an iteration, `withResponse()`):
    * this promise itself then need not be handled too.
    */
-  #handledFirst(): Promise<P> {
+  #handledPage(): Promise<P> {
     this.then(undefined, ignore)
-    return this.#first ?? this.then((page) => page)
+    return this.#page ?? this.then((page) => page)
   }
 }
 

@@ -11,7 +11,7 @@ import { hasNextPage } from './rules.ts'
 export let createPage: <T>(
   body: { readonly data: T[]; readonly pagination: Pagination },
   response: APIResponse,
-  source: PageSource<Page<T>>,
+  context: { readonly source: PageSource<Page<T>> },
 ) => Page<T>
 
 /** Gives a page made by a subclass's own factory (`MessagePage`) the source of its later pages. */
@@ -34,7 +34,7 @@ export class Page<T> implements AsyncIterable<T> {
   #source!: PageSource<Page<T>>
 
   static {
-    createPage = (body, response, source) => bindPageSource(new Page(body, response), source)
+    createPage = (body, response, { source }) => bindPageSource(new Page(body, response), source)
     bindPageSource = (page, source) => {
       page.#source = source
       return page
@@ -66,15 +66,21 @@ export class Page<T> implements AsyncIterable<T> {
         ),
       )
     }
-    return this.#source.fetch(this.pagination.page + 1) as Promise<this>
+    const source = this.#source
+    return source.fetch(this.pagination.page + 1).then((fetched) => source.page(fetched) as this)
   }
 
-  /** This page and every later page, one at a time (or prefetched, per the list call's `prefetch`). */
+  /**
+   * This page and every later page, one at a time (or prefetched, per the list call's `prefetch`),
+   * each item of the list once even while it moves (README, "Paging"): a page may then hold fewer
+   * items than the service sent, and a page read again to repair a shift comes only with items.
+   */
   pages(): AsyncGenerator<this, void, undefined> {
-    return iteratePages(Promise.resolve(this), this.#source) as AsyncGenerator<this, void, undefined>
+    const source = this.#source
+    return iteratePages(Promise.resolve(source.fetchedOf(this)), source, Promise.resolve(this)) as AsyncGenerator<this, void, undefined>
   }
 
-  /** Every item of this page and of every later page. */
+  /** Every item of this page and of every later page, each once. */
   [Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
     return iterateItems<T>(this.pages())
   }

@@ -14,12 +14,15 @@
  *    checkpoint), `limit` is the limit asked for and `data` holds at most that many items. A plain
  *    listing follows whatever page size the service uses, so it does not ask this.
  * 4. A page before the last (`page < total_pages`) is not empty.
- * 5. A page with items brings at least one id the page before it did not hold.
+ * 5. Of two pages in a row, at least one brings an id the page before it did not hold (while
+ *    `total` held: one such page alone may be the list moving, as many records inserted before as
+ *    deleted after; a change of `total` is a shift, repaired by list-scan.ts).
  * 6. No page beyond `2 × T + 10`, where T is the `total_pages` of the first page read: a list may
  *    grow while it is read, not without bound.
  *
- * 1–3 are checked on each response as it arrives, 4–6 in page order. A page that breaks one ends
- * the iteration with a ResponseValidationError that says what the service claimed.
+ * 1–3 are checked on each response as it arrives, 4–6 by the listing's scan (list-scan.ts) in the
+ * order it reads pages. A page that breaks one ends the iteration with a ResponseValidationError
+ * that says what the service claimed.
  */
 import type { ValidationIssue } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
@@ -66,64 +69,39 @@ export function pageIssues(body: PageLike, asked: { readonly page: number; reado
   return issues
 }
 
-/** The `id` of a list item, when it has a string one. */
-function idOf(item: unknown): string | undefined {
-  const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined
-  return typeof id === 'string' ? id : undefined
+/** Rule 6: the highest page a listing whose first page said `totalPages` may read. */
+export function maxPageOf(totalPages: number): number {
+  return GROWTH_FACTOR * totalPages + GROWTH_SLACK
 }
 
 /**
- * One list's pages, followed in order: checks rules 4–6 on each page handed to it and says
- * whether the rule allows the next. Holds only the previous page's ids.
+ * Rules 4 and 6 for one page of a listing whose first page said `firstTotalPages`: it is not an
+ * empty page before the last, and not beyond {@link maxPageOf}.
  */
-export class PageSequence {
-  /** Highest page number rule 6 allows; set by the first page. */
-  #maxPage: number | undefined
-  #firstTotalPages = 0
-  #previousIds: ReadonlySet<string> | undefined
-  #previousPage: number | undefined
-
-  /**
-   * Rules 4–6 for `body`, the page after the ones given before (or the first). Returns the issues;
-   * none means the page may be used.
-   */
-  check(body: PageLike): ValidationIssue[] {
-    const { page, total_pages: totalPages } = body.pagination
-    const issues: ValidationIssue[] = []
-    if (this.#maxPage === undefined) {
-      this.#firstTotalPages = totalPages
-      this.#maxPage = GROWTH_FACTOR * totalPages + GROWTH_SLACK
-    }
-    if (page > this.#maxPage) {
-      issues.push(
-        issue(
-          ['pagination', 'total_pages'],
-          `The service still claims more pages on page ${page} (total_pages ${totalPages}) after claiming ${this.#firstTotalPages} on the first page read: ` +
-            `the list cannot have grown that much while it was read, so the iteration stops here`,
-        ),
-      )
-    }
-    if (body.data.length === 0 && page < totalPages) {
-      issues.push(issue(['data'], `Page ${page} of ${totalPages} is empty: only the last page may be`))
-    }
-    const ids = new Set<string>()
-    for (const item of body.data) {
-      const id = idOf(item)
-      if (id !== undefined) ids.add(id)
-    }
-    const previous = this.#previousIds
-    if (previous !== undefined && ids.size > 0 && ids.size === body.data.length && [...ids].every((id) => previous.has(id))) {
-      issues.push(
-        issue(
-          ['data'],
-          `Page ${page} holds only items already on page ${this.#previousPage ?? page - 1}: the service repeats itself, so the iteration stops here`,
-        ),
-      )
-    }
-    this.#previousIds = ids
-    this.#previousPage = page
-    return issues
+export function sequenceIssues(body: PageLike, firstTotalPages: number): ValidationIssue[] {
+  const { page, total_pages: totalPages } = body.pagination
+  const issues: ValidationIssue[] = []
+  if (page > maxPageOf(firstTotalPages)) {
+    issues.push(
+      issue(
+        ['pagination', 'total_pages'],
+        `The service still claims more pages on page ${page} (total_pages ${totalPages}) after claiming ${firstTotalPages} on the first page read: ` +
+          `the list cannot have grown that much while it was read, so the iteration stops here`,
+      ),
+    )
   }
+  if (body.data.length === 0 && page < totalPages) {
+    issues.push(issue(['data'], `Page ${page} of ${totalPages} is empty: only the last page may be`))
+  }
+  return issues
+}
+
+/** Rule 5: page `page` holds only items of page `previous`, while the list did not move between them. */
+export function repeatIssue(page: number, previous: number): ValidationIssue {
+  return issue(
+    ['data'],
+    `Page ${page} holds only items already on page ${previous}: the service repeats itself, so the iteration stops here`,
+  )
 }
 
 /** The spec's paging rule: whether the page after `pagination` is to be read. */

@@ -27,12 +27,12 @@ export class Agents {
    * Lists every agent of the company, active or not: `GET /rest/v1/agents?page&limit`
    * (spec, Endpoint 4). Check `active` before binding an agent to a token.
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` and `rescan` for iteration).
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every agent.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Agent> {
     return listPages(this.#pipeline, listAgents, {}, params, options)

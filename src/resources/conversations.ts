@@ -37,12 +37,12 @@ export class Conversations {
   /**
    * Lists every conversation of the company: `GET /rest/v1/conversations?page&limit` (spec, Endpoint 5).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default 20).
-   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` and `rescan` for iteration).
    * @returns A {@link PagePromise}: await it for one page, `for await` it for every conversation.
    * @throws RequestValidationError for bad params (nothing sent); AuthenticationError (401),
    * BadRequestError (400), InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(params: PageParams = {}, options?: ListRequestOptions): PagePromise<Conversation> {
     return listPages(this.#pipeline, listConversations, {}, params, options)

@@ -6,10 +6,10 @@ import { defineOperation, type Operation } from '../internal/operation.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { RequestPipeline } from '../internal/pipeline.ts'
-import { DuplicateExternalIdError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
-import { skippedIn, type MemberCheck, type SkippedItem } from '../internal/read-response.ts'
+import { DuplicateExternalIdError, formatIssues, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
+import { toIssues } from '../internal/issues.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { defineList, listPages, type ListOperation } from '../pagination/list.ts'
+import { defineList, listPages, type ListOperation, type PageContext } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
@@ -86,10 +86,11 @@ let createCustomerUserPage: <M>(
   body: { data: CustomerUser<M>[]; pagination: Pagination },
   response: APIResponse,
   source: PageSource<CustomerUserPage<M>>,
+  skipped: readonly SkippedCustomerUser[],
 ) => CustomerUserPage<M>
 
-/** The internal record of each skipped user: it makes the error `findByExternalId` throws for it. */
-const skippedItems = new WeakMap<SkippedCustomerUser, SkippedItem>()
+/** The error `findByExternalId` throws for a skipped user, given what it means for the caller: made with the page. */
+const skippedErrors = new WeakMap<SkippedCustomerUser, (lead: string) => ResponseValidationError>()
 
 /**
  * One page of customer users (spec, Endpoint 2): a {@link Page} that also lists the users left out
@@ -105,23 +106,69 @@ export class CustomerUserPage<Metadata = Record<string, unknown> | null> extends
   readonly skipped: readonly SkippedCustomerUser[]
 
   static {
-    createCustomerUserPage = (body, response, source) => bindPageSource(new CustomerUserPage(body, response), source)
+    createCustomerUserPage = (body, response, source, skipped) => bindPageSource(new CustomerUserPage(body, response, skipped), source)
   }
 
-  private constructor(body: { data: CustomerUser<Metadata>[]; pagination: Pagination }, response: APIResponse) {
+  private constructor(
+    body: { data: CustomerUser<Metadata>[]; pagination: Pagination },
+    response: APIResponse,
+    skipped: readonly SkippedCustomerUser[],
+  ) {
     super(body, response)
-    this.skipped = (skippedIn(body)?.items ?? []).map((item) => {
-      const user = item.item as { id?: unknown; external_id?: unknown } | null
-      const skipped: SkippedCustomerUser = {
-        id: String(user?.id),
-        external_id: String(user?.external_id),
-        index: item.index,
-        issues: item.issues,
-      }
-      skippedItems.set(skipped, item)
-      return skipped
-    })
+    this.skipped = skipped
   }
+}
+
+/** What a typed listing does with users whose metadata the schema rejects. */
+interface MetadataCheck {
+  readonly schema: z.ZodType
+  readonly onInvalid: 'throw' | 'skip'
+}
+
+/**
+ * The users of a page (as the service sent it) with their metadata read by the schema: each is
+ * returned with the schema's output as its metadata. A user whose metadata the schema rejects:
+ * - `onInvalid: 'throw'` under `responseValidation: 'strict'`: the page fails with one
+ *   ResponseValidationError holding the issues of every such user, at `data.N.metadata…`;
+ * - otherwise (`'skip'`, or `'warn'`, where returning it as sent would hand back a value its type
+ *   does not describe): it is left out of the users, logged at `warn` (one line per user: its
+ *   index, id and issues, secrets scrubbed) and listed in the page's `skipped`.
+ */
+function readMetadata<M>(
+  body: { data: CustomerUser<unknown>[] },
+  context: PageContext<unknown>,
+  check: MetadataCheck,
+): { data: CustomerUser<M>[]; skipped: SkippedCustomerUser[] } {
+  const data: CustomerUser<M>[] = []
+  const failed: { index: number; user: unknown; issues: ValidationIssue[] }[] = []
+  body.data.forEach((user: unknown, kept) => {
+    // Its place in the page as the service sent it (an iteration may hand over only some of its users).
+    const index = context.positions?.[kept] ?? kept
+    const value = user !== null && typeof user === 'object' ? (user as { metadata?: unknown }).metadata : undefined
+    const parsed = check.schema.safeParse(value)
+    if (parsed.success) data.push({ ...(user as CustomerUser<unknown>), metadata: parsed.data as M })
+    else {
+      const issues = toIssues(parsed.error.issues).map((issue) => ({ ...issue, path: ['metadata', ...issue.path] }))
+      failed.push({ index, user, issues: context.scrub(issues) })
+    }
+  })
+  const at = (index: number, issues: readonly ValidationIssue[]): ValidationIssue[] =>
+    issues.map((issue) => ({ ...issue, path: ['data', index, ...issue.path] }))
+  if (failed.length > 0 && check.onInvalid === 'throw' && context.validation === 'strict') {
+    throw context.invalid(failed.flatMap(({ index, issues }) => at(index, issues)))
+  }
+  const why = check.onInvalid === 'skip' ? `onInvalidMetadata: 'skip'` : `responseValidation: 'warn'`
+  const skipped = failed.map(({ index, user, issues }): SkippedCustomerUser => {
+    const { id, external_id: externalId } = (user ?? {}) as { id?: unknown; external_id?: unknown }
+    context.warn(
+      `${context.operation}: left out data.${index} (id ${String(id)}): its metadata does not match your schema (${why}): ${formatIssues(issues)}`,
+      { operation: context.operation, index, id, issues },
+    )
+    const entry: SkippedCustomerUser = { id: String(id), external_id: String(externalId), index, issues }
+    skippedErrors.set(entry, (lead) => context.invalid([{ path: ['data', index], code: 'custom', message: lead }, ...at(index, issues)]))
+    return entry
+  })
+  return { data, skipped }
 }
 
 /** A customer-user list operation (its pages are {@link CustomerUserPage}s). */
@@ -175,12 +222,15 @@ function customerUserOperations<Metadata, MetadataInput>(
   typed?: { readonly onInvalid: 'throw' | 'skip'; readonly onSkip: ((skipped: SkippedCustomerUser) => void) | undefined },
 ): CustomerUserOperations<Metadata, MetadataInput> {
   const onSkip = typed?.onSkip
+  const check: MetadataCheck | undefined = typed === undefined ? undefined : { schema: read, onInvalid: typed.onInvalid }
   const page = (
     body: { data: CustomerUser<Metadata>[]; pagination: Pagination },
     response: APIResponse,
-    source: PageSource<CustomerUserPage<Metadata>>,
+    context: PageContext<CustomerUserPage<Metadata>>,
   ): CustomerUserPage<Metadata> => {
-    const made = createCustomerUserPage(body, response, source)
+    // Without typed metadata, the page is as sent; with it, each user's metadata is read by the schema.
+    const read = check === undefined ? { data: body.data, skipped: [] } : readMetadata<Metadata>(body, context, check)
+    const made = createCustomerUserPage({ ...body, data: read.data }, response, context.source, read.skipped)
     if (onSkip !== undefined) for (const skipped of made.skipped) onSkip(skipped)
     return made
   }
@@ -195,8 +245,7 @@ function customerUserOperations<Metadata, MetadataInput>(
       })
     }
     // The page is checked with any metadata (one schema for every withMetadata); each user's metadata is then read by the schema.
-    const member: MemberCheck = { name: 'metadata', schema: read, onInvalid: typed.onInvalid, option: 'onInvalidMetadata' }
-    return { ...(typedLists[name] as unknown as CustomerUserList<Metadata>), member, page }
+    return { ...(typedLists[name] as unknown as CustomerUserList<Metadata>), page }
   }
   return {
     list: list('list'),
@@ -318,7 +367,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
    * `limit` travel in the query string; the filters `name`, `email` and `external_id` travel in
    * the JSON body. `external_id` is the recommended lookup.
    * @param params - `page` (default 1), `limit` (1–100, default 20), optional filters.
-   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` and `rescan` for iteration).
    * @returns A {@link PagePromise} of {@link CustomerUserPage}s: await it for one page, `for await`
    * it for every user. Under `withMetadata(schema, { onInvalidMetadata: 'skip' })` (or
    * `responseValidation: 'warn'`) users whose metadata the schema rejects are left out of
@@ -328,7 +377,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError (also for
    * metadata your `withMetadata` schema refuses, under `onInvalidMetadata: 'throw'` and
    * `responseValidation: 'strict'`: issues at `data.N.metadata…`); whatever your `onSkip` throws;
-   * ChatServiceError once the client is closed.
+   * ChatServiceError once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(params: CustomerUserListParams = {}, options?: ListRequestOptions): PagePromise<CustomerUser<Metadata>, CustomerUserPage<Metadata>> {
     return listPages(this.#pipeline, this.#operations.list, {}, params, options)
@@ -536,8 +585,8 @@ const MAX_DUPLICATE_IDS = 1_000
 
 /** The error of a lookup by `external_id` whose user is there but was left out for its metadata. */
 function invalidMetadata(user: SkippedCustomerUser, operation: string): ResponseValidationError {
-  const item = skippedItems.get(user) as SkippedItem
-  return item.error(
+  const error = skippedErrors.get(user) as (lead: string) => ResponseValidationError
+  return error(
     `customer user ${user.id} (external_id ${JSON.stringify(user.external_id)}) exists, but its metadata does not match your ` +
       `withMetadata schema, so ${operation} cannot return it: fix the stored metadata (or the schema)`,
   )

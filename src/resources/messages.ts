@@ -2,17 +2,24 @@ import * as z from 'zod'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import { requestOptionsSchema } from '../internal/options-schema.ts'
 import type { PreparedList, RequestPipeline } from '../internal/pipeline.ts'
-import { RequestValidationError, type ValidationIssue } from '../errors/errors.ts'
+import { RequestValidationError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
 import type { APIResponse, WithResponse } from '../core/response.ts'
-import { checkpointIssues, mergeCheckpoints, type ConversationCheckpoint, type MessagesCheckpoint } from '../pagination/checkpoint.ts'
+import {
+  checkpointIssues,
+  identityIssues,
+  mergeCheckpoints,
+  type ConversationCheckpoint,
+  type MessagesCheckpoint,
+} from '../pagination/checkpoint.ts'
 import type { PageSource } from '../pagination/iterate.ts'
-import { createListAll, decodeCursor, startPosition, type ListAllIterable, type NestedReader } from '../pagination/list-all.ts'
+import { createListAll, decodeCursor, startPosition, type ListAllIterable } from '../pagination/list-all.ts'
 import { createListNew, type NewMessages } from '../pagination/list-new.ts'
-import { PARENT_PAGE_SIZE, type SourcePage } from '../pagination/nested.ts'
+import type { FetchedPage } from '../pagination/list-scan.ts'
+import { PARENT_PAGE_SIZE, type NestedReader, type PageOf } from '../pagination/nested.ts'
 import { pageIssues } from '../pagination/rules.ts'
 import { shardFilter, shardSchema, type Shard } from '../pagination/shard.ts'
 import { ENDPOINTS } from '../endpoints.ts'
-import { defineList, listPages } from '../pagination/list.ts'
+import { defineList, describeRepairs, listPages, unstableList } from '../pagination/list.ts'
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { idProblem, MAX_LIMIT, type PageParams, type Pagination, type SchemaOf } from '../schemas/common.ts'
@@ -38,6 +45,13 @@ export type MessageListAllParams = {
   cursor?: string | undefined
   /** Read only the conversations of this shard (see {@link shardOf}). A cursor remembers its shard: give the same one with it, or none. */
   shard?: Shard | undefined
+  /**
+   * Scan the conversation list a second time once the first scan ends, and read the conversations
+   * only the second lists (default true): a conversation deleted before the scan's position while
+   * another is created after it keeps the list's `total`, and one scan cannot see that it moved
+   * past a conversation. It costs `ceil(conversations / 100)` requests, under 2 % of an export.
+   */
+  rescan?: boolean | undefined
 }
 
 /** Parameters of `conversations.messages.listNew`. */
@@ -54,6 +68,13 @@ export type MessageListNewParams = {
   concurrency?: number | undefined
   /** Read only the conversations of this shard (see {@link shardOf}); the checkpoint returned holds only them. */
   shard?: Shard | undefined
+  /**
+   * Called once for each conversation the scan lists (of this shard), as it is listed, with the
+   * conversation as the service sent it: a job that stores conversations takes them here, with no
+   * second listing. Each conversation once, even when the list moves (or is scanned twice); an
+   * error it throws ends the run (it surfaces after the messages before it).
+   */
+  onConversation?: ((conversation: Conversation) => void) | undefined
 }
 
 const limitSchema = z.number().int().min(1).max(MAX_LIMIT).optional()
@@ -64,6 +85,7 @@ const listAllParamsSchema = z.strictObject({
   concurrency: concurrencySchema,
   cursor: z.string().optional(),
   shard: shardSchema.optional(),
+  rescan: z.boolean().optional(),
 } satisfies SchemaOf<MessageListAllParams>)
 
 const listNewParamsSchema = z.strictObject({
@@ -78,6 +100,9 @@ const listNewParamsSchema = z.strictObject({
   limit: limitSchema,
   concurrency: concurrencySchema,
   shard: shardSchema.optional(),
+  onConversation: z
+    .custom<(conversation: Conversation) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
+    .optional(),
 } satisfies SchemaOf<MessageListNewParams>)
 
 type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: MessageConversation }
@@ -89,7 +114,7 @@ export type ConversationPages = (limit: number, options: RequestOptions) => Prep
 export type AllMessages = ListAllIterable<Conversation, Message>
 
 /** Makes a {@link MessagePage} (internal: its constructor is private; see src/internal/README.md). */
-let createMessagePage: (body: MessagePageBody, response: APIResponse, source: PageSource<MessagePage>) => MessagePage
+let createMessagePage: (body: MessagePageBody, response: APIResponse, context: { readonly source: PageSource<MessagePage> }) => MessagePage
 
 /** A page of messages: `data`, `pagination`, and the `conversation` (`{ id, title }`) they belong to (spec, Endpoint 6). */
 export class MessagePage extends Page<Message> {
@@ -102,7 +127,7 @@ export class MessagePage extends Page<Message> {
   }
 
   static {
-    createMessagePage = (body, response, source) => bindPageSource(new MessagePage(body, response), source)
+    createMessagePage = (body, response, { source }) => bindPageSource(new MessagePage(body, response), source)
   }
 
   private constructor(body: MessagePageBody, response: APIResponse) {
@@ -143,13 +168,13 @@ export class ConversationMessages {
    * percent-encoded as one path segment.
    * @param conversationId - The conversation's `id` (non-empty).
    * @param params - `page` (1-based, default 1) and `limit` (1–100, default **50**).
-   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` for iteration).
+   * @param options - {@link ListRequestOptions} of this call (each page's request; `prefetch` and `rescan` for iteration).
    * @returns A {@link PagePromise} of {@link MessagePage}s, each also holding `conversation`.
    * @throws RequestValidationError for bad input (nothing sent); NotFoundError (404: no such
    * conversation in this company), AuthenticationError (401), BadRequestError (400),
    * InternalServerError (500), RateLimitError (429) once retries run out;
    * APIConnectionError, APITimeoutError; APIUserAbortError; ResponseValidationError; ChatServiceError
-   * once the client is closed.
+   * once the client is closed; while iterating, UnstableListError for a list that will not hold still.
    */
   list(conversationId: string, params: PageParams = {}, options?: ListRequestOptions): PagePromise<Message, MessagePage> {
     return listPages(this.#pipeline, listMessages, { conversationId }, params, options)
@@ -187,17 +212,19 @@ export class ConversationMessages {
    *   and message are still where the cursor says (a conversation that moved within its page of
    *   100 is followed); otherwise the iteration throws ChatServiceError ("Cannot resume from this
    *   cursor ...", a StaleCursorError) instead of skipping or repeating messages. Conversations created before the
-   *   cursor's position after it was taken are not in the resumed part.
+   *   cursor's position after it was taken are not in the resumed part. A cursor taken in the
+   *   conversations only the second scan found (they come last) holds them and resumes in them.
    * @param params - `limit` (messages per page, 1–100, default 100), `concurrency` (1–64,
    *   default 8), `cursor` (from `cursor()`; it resumes with its own page size and shard: a `limit`
    *   or `shard` given with it must be the same), `shard` (`{ index, count }`: only the conversations
-   *   of that shard, see {@link shardOf}).
+   *   of that shard, see {@link shardOf}), `rescan` (default true: scan the conversation list a second
+   *   time; README, "Lists that move").
    * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link ListAllIterable} of {@link Message}s with `progress`, `cursor()` and `skipped`. It iterates once.
    * @throws RequestValidationError at once for bad params or a malformed cursor (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
-   * 404 on a conversation's messages, which skips it), and ChatServiceError for a cursor that no
-   * longer matches the data.
+   * 404 on a conversation's messages, which skips it), ChatServiceError for a cursor that no
+   * longer matches the data, and UnstableListError for data that will not hold still.
    */
   listAll(params: MessageListAllParams = {}, options?: RequestOptions): AllMessages {
     const operation = 'conversations.messages.listAll'
@@ -226,6 +253,22 @@ export class ConversationMessages {
       start,
       signal: callOptions.signal,
       shard: shardFilter(start.shard),
+      rescan: valid.rescan ?? true,
+      onSkip: ({ parent, error, yielded }) => {
+        this.#pipeline.warn(
+          `${operation}: conversation ${parent.id} vanished (404) after it was listed; skipped its ${Math.max(0, parent.message_count - yielded)} remaining messages and went on`,
+          { conversationId: parent.id, status: error.status, requestId: error.requestId },
+        )
+      },
+      unstable: (list, report) =>
+        unstableList(`${operation} (${list === 'conversations' ? 'the conversation list' : 'the messages of a conversation'})`, report),
+      repaired: ({ conversations, messages }) => {
+        this.#pipeline.warn(
+          `${operation}: the conversation list: ${describeRepairs(conversations)}; the messages of the conversations read: ${describeRepairs(messages)}`,
+          { conversations, messages },
+        )
+      },
+      pacedRate: () => this.#pipeline.pacedRate,
     })
   }
 
@@ -254,17 +297,19 @@ export class ConversationMessages {
    *
    * - Order: the nested loop over the conversations that have something new (conversations in the
    *   list's order, each one's messages oldest first); conversations found by a later scan come last.
-   * - The scan: when its distinct ids fall short of the list's `total`, or `total` went down while
-   *   it was read (the list shifted under it), it scans again, up to 3 passes in all, and logs it
-   *   at `warn`. Deleted conversations are only reported after a complete scan.
+   * - Data that moves: every list it reads is read exactly once while it moves (README, "Lists that
+   *   move"); the conversation list a second time when the first scan saw it move or did not list a
+   *   conversation of the checkpoint. Deleted conversations are reported only when no scan listed them.
    * - Concurrency, bounded read-ahead, leaving the loop early, abort and error order: as
    *   {@link ConversationMessages.listAll}. A conversation that vanishes (404) counts as deleted.
-   * @param params - `checkpoint` (one or an array, from `checkpoint()`), `limit` (messages per page,
-   *   1–100, default 100), `concurrency` (1–64, default 8), `shard` (`{ index, count }`).
+   * @param params - `checkpoint` (one or an array, from `checkpoint()`: of this client's service
+   *   and key), `limit` (messages per page, 1–100, default 100), `concurrency` (1–64, default 8),
+   *   `shard` (`{ index, count }`), `onConversation` (each conversation the scan lists, once).
    * @param options - {@link RequestOptions} for every request it makes.
    * @returns A {@link NewMessages}: the new {@link Message}s, with `progress`, `summary` and
    *   `checkpoint()`. It iterates once.
-   * @throws RequestValidationError at once for bad params or a malformed checkpoint (nothing sent).
+   * @throws RequestValidationError at once for bad params, a malformed checkpoint, or one made with
+   * another service or key (nothing sent).
    * While iterating: the errors of `conversations.list` and `conversations.messages.list` (but a
    * 404 on a conversation's messages), and ResponseValidationError for pages that break the
    * paging rules.
@@ -277,6 +322,22 @@ export class ConversationMessages {
       [requestOptionsSchema, options ?? {}, ['options']],
     )
     const shard = shardFilter(valid.shard)
+    const service = this.#pipeline.service
+    if (valid.checkpoint !== undefined) {
+      // Another service's or company's positions would be read as this one's: refused before anything is sent.
+      const { issues, anonymous } = identityIssues(valid.checkpoint, service)
+      if (issues.length > 0)
+        throw new RequestValidationError(
+          operation,
+          issues.map((issue) => ({ ...issue, path: ['checkpoint', ...issue.path] })),
+        )
+      if (anonymous > 0) {
+        this.#pipeline.warn(
+          `${operation}: ${anonymous === 1 ? 'the checkpoint does' : `${anonymous} of the checkpoints do`} not record the service and key ${anonymous === 1 ? 'it was' : 'they were'} made with (made by 0.3): taken as ${service.baseUrl} with key ${service.keyId}; the checkpoint this run returns records them`,
+          { ...service, anonymous },
+        )
+      }
+    }
     const entries =
       valid.checkpoint === undefined
         ? new Map<string, ConversationCheckpoint>()
@@ -284,6 +345,7 @@ export class ConversationMessages {
     const limit = valid.limit ?? MAX_LIMIT
     return createListNew(this.#reader(operation, limit, callOptions), {
       limit,
+      service,
       concurrency: valid.concurrency ?? DEFAULT_LIST_ALL_CONCURRENCY,
       entries,
       signal: callOptions.signal,
@@ -291,6 +353,10 @@ export class ConversationMessages {
       warn: (message, fields) => {
         this.#pipeline.warn(message, fields)
       },
+      onConversation: valid.onConversation,
+      unstable: (report) => unstableList(`${operation} (the messages of a conversation)`, report),
+      describe: describeRepairs,
+      pacedRate: () => this.#pipeline.pacedRate,
     })
   }
 
@@ -319,7 +385,7 @@ export class ConversationMessages {
             })
           }
         })
-        return sourcePage(result, (found) => conversations.invalid(page, result, found), issues)
+        return fetchedPage(result, (found) => conversations.invalid(page, result, found), issues)
       },
       children: async (conversation, page, signal) => {
         let messages = prepared.get(conversation)
@@ -346,27 +412,21 @@ export class ConversationMessages {
             })
           }
         })
-        return sourcePage(result, (found) => list.invalid(page, result, found), issues)
+        return fetchedPage(result, (found) => list.invalid(page, result, found), issues)
       },
       parentId: (conversation) => conversation.id,
       childId: (message) => message.id,
       expectedChildren: (conversation) => conversation.message_count,
-      onSkip: ({ parent, error, yielded }) => {
-        this.#pipeline.warn(
-          `${operation}: conversation ${parent.id} vanished (404) after it was listed; skipped its ${Math.max(0, parent.message_count - yielded)} remaining messages and went on`,
-          { conversationId: parent.id, status: error.status, requestId: error.requestId },
-        )
-      },
     }
   }
 }
 
 /** A checked page for the nested engine; throws the error that reports `issues` when there are any. */
-function sourcePage<T>(
+function fetchedPage<T>(
   result: WithResponse<{ data: T[]; pagination: Pagination }>,
-  invalid: (issues: readonly ValidationIssue[]) => Error,
+  invalid: (issues: readonly ValidationIssue[]) => ResponseValidationError,
   issues: readonly ValidationIssue[],
-): SourcePage<T> {
+): FetchedPage<PageOf<T>> {
   if (issues.length > 0) throw invalid(issues)
-  return { data: result.data.data, pagination: result.data.pagination, invalid }
+  return { body: result.data, response: result.response, invalid }
 }

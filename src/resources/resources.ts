@@ -2,7 +2,12 @@
 // time (`export type` from src/index.ts). Its classes are made by the SDK (their constructors are
 // private) and reached through the client; users name them rarely, as types, so they stay out of the
 // root's names. A value `instanceof` may test (a page) stays at the root.
-import type { ListAllIterable as ListAllIterableClass } from '../pagination/list-all.ts'
+import type { CheckpointService as CheckpointServiceType } from '../pagination/checkpoint.ts'
+import type {
+  ListAllIterable as ListAllIterableClass,
+  ListRepairs as ListRepairsType,
+  MessagesRepairs as MessagesRepairsType,
+} from '../pagination/list-all.ts'
 import type { ListNewSummary as ListNewSummaryType, NewMessages as NewMessagesClass } from '../pagination/list-new.ts'
 import type { Agents as AgentsClass } from './agents.ts'
 import type { Auth as AuthClass } from './auth.ts'
@@ -22,7 +27,9 @@ import type { ConversationMessages as ConversationMessagesClass } from './messag
  * `resources.ListAllIterable` (also named {@link AllMessages}), `listNew()` a
  * `resources.NewMessages`; with the types of their members: `resources.MetadataOptions`
  * (`withMetadata`'s options), `resources.SkippedCustomerUser` (a page's `skipped`, `onSkip`'s
- * argument), `resources.ListNewSummary` (`NewMessages.summary`). (Pages, which you may test with
+ * argument), `resources.ListNewSummary` (`NewMessages.summary`), `resources.ListRepairs` and
+ * `resources.MessagesRepairs` (what a listing repaired while the list moved: `.repairs`),
+ * `resources.CheckpointService` (`MessagesCheckpoint.service`). (Pages, which you may test with
  * `instanceof`, are at the root: `Page`, `MessagePage`, `CustomerUserPage`.)
  */
 // eslint-disable-next-line @typescript-eslint/no-namespace -- a declaration only: ES modules cannot group types under one root name
@@ -38,5 +45,8 @@ export declare namespace resources {
     MetadataOptionsType as MetadataOptions,
     SkippedCustomerUserType as SkippedCustomerUser,
     ListNewSummaryType as ListNewSummary,
+    ListRepairsType as ListRepairs,
+    MessagesRepairsType as MessagesRepairs,
+    CheckpointServiceType as CheckpointService,
   }
 }

@@ -63,7 +63,7 @@ function conversationOf(
 }
 
 /** The company's message ids, indexed on first use (see `CompanyState.messageIds`). */
-function messageIdsOf(company: CompanyState): Set<string> {
+export function messageIdsOf(company: CompanyState): Set<string> {
   if (company.messageIds === undefined) {
     const ids = new Set<string>()
     for (const conversation of company.conversations.values()) for (const message of conversation.messages.items()) ids.add(message.id)

@@ -14,6 +14,7 @@
  */
 import { FakeDataError } from './changes.ts'
 import type { FakeChatService } from './fake-service.ts'
+import { MOVE_FIELDS } from './list-moves.ts'
 import { errorResponse, isJsonContentType, jsonResponse, type FakeRequest, type FakeResponse } from './http.ts'
 import { isPlainObject, type Json } from './router.ts'
 import type { FaultSpec, RecordedRequest } from './types.ts'
@@ -114,6 +115,23 @@ export function createControl(fake: FakeChatService, secrets: () => Iterable<str
       fields: ['companyId', 'conversationId'],
       run: (body) => {
         fake.deleteConversation(body['companyId'] as string, body['conversationId'] as string)
+        return noContent()
+      },
+    },
+    {
+      method: 'POST',
+      path: '/list-moves',
+      fields: MOVE_FIELDS,
+      run: (body) => {
+        fake.moveList(body as never) // checked by moveList(), which refuses a malformed move with a message
+        return jsonResponse(200, { scheduled: true })
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/list-moves',
+      run: () => {
+        fake.clearListMoves()
         return noContent()
       },
     },

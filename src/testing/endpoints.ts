@@ -104,6 +104,7 @@ function listCustomerUsers({ ctx, company, query, body }: Call): FakeResponse {
     if (typeof value !== 'string') return errorResponse(400, `${name} filter must be a string`)
     filters[name] = value
   }
+  ctx.moves.beforePage({ list: 'customerUsers', company, page: paging.page }, ctx.state, ctx.now)
   const users = company.userList.items()
   const matches = makeMatcher(ctx.filterMatch)
   const selected =
@@ -151,25 +152,28 @@ function updateCustomerUser({ ctx, company, params, body }: Call): FakeResponse 
 }
 
 /** Spec endpoint 4: GET /rest/v1/agents (active or not). */
-function listAgents({ company, query }: Call): FakeResponse {
+function listAgents({ ctx, company, query }: Call): FakeResponse {
   const paging = parsePaging(query, SPEC.listAgents.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
+  ctx.moves.beforePage({ list: 'agents', company, page: paging.page }, ctx.state, ctx.now)
   return jsonResponse(200, pageOf(company.agentList.items(), paging, agentView))
 }
 
 /** Spec endpoint 5: GET /rest/v1/conversations. */
-function listConversations({ company, query }: Call): FakeResponse {
+function listConversations({ ctx, company, query }: Call): FakeResponse {
   const paging = parsePaging(query, SPEC.listConversations.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
+  ctx.moves.beforePage({ list: 'conversations', company, page: paging.page }, ctx.state, ctx.now)
   return jsonResponse(200, pageOf(company.conversationList.items(), paging, conversationView))
 }
 
 /** Spec endpoint 6: GET /rest/v1/conversations/:id/messages (limit default 50, oldest first). */
-function listMessages({ company, params, query }: Call): FakeResponse {
+function listMessages({ ctx, company, params, query }: Call): FakeResponse {
   const paging = parsePaging(query, SPEC.listMessages.defaultLimit)
   if (typeof paging === 'string') return errorResponse(400, paging)
   const conversation = company.conversations.get(params['conversationId'] ?? '')
   if (!conversation) return errorResponse(404, 'Conversation not found')
+  ctx.moves.beforePage({ list: 'messages', company, page: paging.page, conversation }, ctx.state, ctx.now)
   const page = pageOf(conversation.messages.items(), paging, messageView)
   return jsonResponse(200, { ...page, conversation: { id: conversation.record.id, title: conversation.record.title } })
 }

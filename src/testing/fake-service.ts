@@ -9,6 +9,7 @@ import { appendMessages, deleteConversation, deleteMessage } from './changes.ts'
 import { compressionPolicy } from './content-coding.ts'
 import { createControl } from './control.ts'
 import { Engine } from './engine.ts'
+import { ListMoves } from './list-moves.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
 import { RateLimiter } from './rate-limit.ts'
@@ -24,6 +25,8 @@ import type {
   FakeSeed,
   FakeServerHandle,
   FaultSpec,
+  ListMove,
+  ListMoveHandle,
   MessageRecord,
   MessageSeed,
   RecordedRequest,
@@ -47,7 +50,7 @@ export interface FakeChatService {
    * registered to another company or secret, or a message of an unknown conversation.
    */
   seed(data: FakeSeed): void
-  /** Back to the `seed` option's data; clears recorded requests, queued faults and the rate limit's buckets (all full). */
+  /** Back to the `seed` option's data; clears recorded requests, queued faults, list moves and the rate limit's buckets (all full). */
   reset(): void
   /**
    * Starts a `node:http` server (host default `127.0.0.1`, port default 0 = free port). Full
@@ -57,7 +60,8 @@ export interface FakeChatService {
    * It also answers the control endpoints on its own origin, to loopback peers only (any other
    * peer gets 403): `POST /__fake/faults` (`{ n, fault }`), `POST /__fake/seed` ({@link FakeSeed}),
    * `POST /__fake/append-messages` (`{ companyId, conversationId, messages }`),
-   * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `GET /__fake/requests`
+   * `POST /__fake/delete-message`, `POST /__fake/delete-conversation`, `POST /__fake/list-moves`
+   * ({@link ListMove}), `DELETE /__fake/list-moves`, `GET /__fake/requests`
    * (the log, key secrets redacted), `DELETE /__fake/faults`, `DELETE /__fake/requests`,
    * `POST` and `DELETE /__fake/deprecation` (as `setDeprecation`) and `POST /__fake/reset`; bad input is a 400 that says why (TESTING.md, "Steering a listening fake").
    *
@@ -131,6 +135,18 @@ export interface FakeChatService {
    * @throws Error for an unknown company or conversation.
    */
   deleteConversation(companyId: string, conversationId: string): void
+  /**
+   * Moves a list while a client reads it: on a schedule (when page p is asked, or on every k-th
+   * request of the list), deletes and inserts records before the request is answered, in both
+   * modes (see {@link ListMove}). Moves fire in the order they were added; `reset()` and
+   * `clearListMoves()` remove them.
+   * @returns a handle: how many times the move fired, and `cancel()`.
+   * @throws Error for a malformed move (an unknown list or member, a `when` that is not
+   * `{ page }` or `{ every }`, a position or count out of range); nothing is added then.
+   */
+  moveList(move: ListMove): ListMoveHandle
+  /** Removes every list move (see {@link FakeChatService.moveList}). */
+  clearListMoves(): void
 }
 
 /**
@@ -149,8 +165,9 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const latencyMs = options.latencyMs ?? 0
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError('chat-service-sdk/testing: latencyMs must be >= 0')
   const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit)
+  const moves = new ListMoves()
   const engine = new Engine(
-    { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit },
+    { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit, moves },
     {
       latencyMs,
       maxRecordedRequests: recordLimit(options.recordRequests),
@@ -175,6 +192,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
       engine.clearRequests()
       engine.faults.clear()
       engine.options.deprecation = deprecationHeaders(options.deprecation)
+      moves.clear()
       if (initial) state.seed(initial)
     },
     async listen(opts = {}) {
@@ -234,6 +252,12 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
     },
     deleteConversation(companyId, conversationId) {
       deleteConversation(state, companyId, conversationId)
+    },
+    moveList(move) {
+      return moves.add(move)
+    },
+    clearListMoves() {
+      moves.clear()
     },
   }
   const control = createControl(

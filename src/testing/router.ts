@@ -10,6 +10,7 @@
  */
 import { errorResponse, isJsonContentType, type FakeRequest, type FakeResponse } from './http.ts'
 import { companyForInvisibleBody } from './invisible-body.ts'
+import type { ListMoves } from './list-moves.ts'
 import type { RateLimiter } from './rate-limit.ts'
 import type { CompanyState, ServiceState } from './state.ts'
 import type { TokenSigner } from './token.ts'
@@ -26,6 +27,8 @@ export interface ServiceContext {
   tokens: TokenSigner
   /** The `rateLimit` option's buckets; `undefined`: no limit. */
   rateLimit: RateLimiter | undefined
+  /** Lists that move while they are read (`moveList`): fired by the list handlers before they answer. */
+  moves: ListMoves
 }
 
 /** What an endpoint's handler gets: an authenticated request, parsed. */

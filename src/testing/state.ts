@@ -109,6 +109,8 @@ export class ServiceState {
   readonly keys = new Map<string, { companyId: string; keySecret: string }>()
   #userCounter = 0
   #messageCounter = 0
+  /** Counters of the ids `newRecordId` makes, by prefix. */
+  readonly #recordCounters = new Map<string, number>()
 
   /** Removes everything. */
   clear(): void {
@@ -116,6 +118,7 @@ export class ServiceState {
     this.keys.clear()
     this.#userCounter = 0
     this.#messageCounter = 0
+    this.#recordCounters.clear()
   }
 
   /**
@@ -297,6 +300,18 @@ export class ServiceState {
       this.#messageCounter++
       id = `msg_fake_${String(this.#messageCounter).padStart(6, '0')}`
     } while (ids.has(id))
+    return id
+  }
+
+  /** A fresh id `<prefix>_000001`, … for which `taken` answers false (records a list move inserts). */
+  newRecordId(prefix: string, taken: (id: string) => boolean): string {
+    let n = this.#recordCounters.get(prefix) ?? 0
+    let id: string
+    do {
+      n++
+      id = `${prefix}_${String(n).padStart(6, '0')}`
+    } while (taken(id))
+    this.#recordCounters.set(prefix, n)
     return id
   }
 

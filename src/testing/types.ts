@@ -332,6 +332,75 @@ export interface FaultSpec {
   match?: { method?: string | undefined; path?: string | RegExp | undefined } | undefined
 }
 
+/** A list of the service that {@link ListMove} can move while it is read (spec endpoints 2, 4, 5 and 6). */
+export type MovableList = 'customerUsers' | 'agents' | 'conversations' | 'messages'
+
+/**
+ * Where a {@link ListMove} deletes or inserts records, in the list's order (`created_at`, then
+ * `id`): `'front'` (before the first), `'end'` (after the last), `'random'` (a position drawn from
+ * the move's seeded generator, one per record), or an index (0-based; past the end means the end).
+ */
+export type ListPosition = 'front' | 'end' | 'random' | number
+
+/** One side of a {@link ListMove}: how many records, and where. */
+export interface ListMoveChange {
+  /** Where, in list order; see {@link ListPosition}. */
+  at: ListPosition
+  /** How many records (an integer from 1 to 10,000; default 1), one after the other. */
+  count?: number | undefined
+}
+
+/**
+ * A change the fake makes to a list while a client reads it, to test that a listing misses
+ * nothing when the data moves under it (page-number paging shifts every record after a record
+ * deleted or inserted before it). Each time the move fires it first deletes, then inserts, then the
+ * request that fired it is answered from the changed list. Both at once (`delete` at the front,
+ * `insert` at the end) change the list without changing its `total`.
+ *
+ * Records inserted are generated: conversations `conv_fake_000001`, … (no messages), customer
+ * users `cu_fake_000001`, … (`external_id` `ext_fake_…`), agents `agent_fake_000001`, …, messages
+ * `msg_fake_000001`, … (a message inserted before others is back-dated, as a `MessageSeed` with an
+ * earlier `created_at` is). Their `created_at` puts them where asked (1 s before the first record
+ * at the front, the `now` option's time or 1 ms after the last at the end). Deleting a
+ * conversation deletes its messages; a message inserted or deleted moves its conversation's
+ * `message_count` and `updated_at`, as `appendMessages` and `deleteMessage` do.
+ *
+ * ```ts
+ * fake.moveList({ list: 'conversations', when: { page: 2 }, delete: { at: 'front', count: 3 } })
+ * fake.moveList({ list: 'customerUsers', when: { every: 3 }, delete: { at: 'random' }, insert: { at: 'end' } })
+ * ```
+ */
+export interface ListMove {
+  /** The list to move. */
+  list: MovableList
+  /**
+   * When the move fires, before the request is answered: `{ page: p }` when page `p` of the list
+   * is asked for, `{ every: k }` on every k-th request of the list (the k-th, 2k-th, … since the
+   * move was added). Only requests the list endpoint answers with a page count (not a 400, 401 or 404).
+   */
+  when: { page: number } | { every: number }
+  /** Records to delete (before inserting); none when omitted. */
+  delete?: ListMoveChange | undefined
+  /** Records to insert (after deleting); none when omitted. */
+  insert?: ListMoveChange | undefined
+  /** How many times the move fires (an integer of at least 1): default 1 for `{ page }`, no limit for `{ every }`. */
+  times?: number | undefined
+  /** Only this company's list (default: the list of whichever company's key asks for it). */
+  companyId?: string | undefined
+  /** `'messages'` only: only this conversation's messages (default: whichever conversation's are asked for). */
+  conversationId?: string | undefined
+  /** Seed of the generator behind `'random'` positions (default 1): the same seed moves the same records. */
+  seed?: number | undefined
+}
+
+/** What `FakeChatService.moveList` returns: how often the move fired, and a way to stop it. */
+export interface ListMoveHandle {
+  /** Times the move has fired so far. */
+  readonly fired: number
+  /** Removes the move: it fires no more. */
+  cancel(): void
+}
+
 /**
  * One request as the fake received it. This is the only place the fake
  * exposes key secrets (inside `body` / `rawBody`).

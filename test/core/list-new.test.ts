@@ -36,6 +36,12 @@ async function serve(
   return { server, client }
 }
 
+/** The repairs of a run over data that held still. */
+const QUIET = {
+  conversations: { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 },
+  messages: { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 },
+}
+
 let clock = 0
 /** A later `updated_at` than any before it. */
 function later(): string {
@@ -111,7 +117,7 @@ describe('night after night', () => {
     const { server, client } = await serve(sizes)
     const { ids, run, checkpoint, requests } = await night(server, client, undefined)
     expect(ids).toEqual(server.conversations.flatMap((c) => c.messages))
-    expect(run.summary).toEqual({ new: 7, grown: 0, unchanged: 0, rewound: [], deleted: [], scans: 1, complete: true })
+    expect(run.summary).toEqual({ new: 7, grown: 0, unchanged: 0, rewound: [], deleted: [], scans: 1, complete: true, repairs: QUIET })
     expect(run.progress).toEqual({ done: ids.length, total: ids.length })
     // Empty conversations need no request: message_count says there is nothing to read.
     expect(
@@ -132,7 +138,16 @@ describe('night after night', () => {
     const second = await night(server, client, first.checkpoint)
     expect(second.ids).toEqual([])
     expect(second.requests.map((r) => `${r.kind}:${r.page}`)).toEqual(['conversations:1', 'conversations:2', 'conversations:3'])
-    expect(second.run.summary).toEqual({ new: 0, grown: 0, unchanged: 250, rewound: [], deleted: [], scans: 1, complete: true })
+    expect(second.run.summary).toEqual({
+      new: 0,
+      grown: 0,
+      unchanged: 250,
+      rewound: [],
+      deleted: [],
+      scans: 1,
+      complete: true,
+      repairs: QUIET,
+    })
     expect(second.checkpoint).toEqual(first.checkpoint)
   })
 
@@ -514,7 +529,9 @@ describe('a conversation list that shifts while it is read', () => {
     const ids = await drain(run)
     expect(ids).toEqual(['a-new-m0000', 'a-new-m0001'])
     expect(run.summary).toMatchObject({ new: 1, unchanged: 150, deleted: [], scans: 2, complete: true })
-    expect(logger.messages('warn')).toEqual([expect.stringContaining('scanning it again (pass 2 of 3)')])
+    // Page 2 repeated the last conversation of page 1 (total 151): the list moved, so a second scan found the new one.
+    expect(run.summary?.repairs.conversations).toEqual({ scans: 2, shifts: 1, rereads: 0, recovered: 1, repeated: 1 })
+    expect(logger.messages('warn')).toEqual([expect.stringContaining('the conversation list: the list moved while it was read (1 time)')])
   })
 })
 

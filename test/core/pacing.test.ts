@@ -67,6 +67,28 @@ describe('before the first 429', () => {
     expect(await exportAll(client)).toEqual(expectedMessages(fake))
     expect(client.pacedRate).toBeUndefined()
     expect(client.rateLimitedUntil).toBeUndefined()
+    const all = client.conversations.messages.listAll()
+    const night = client.conversations.messages.listNew()
+    for await (const _ of all);
+    for await (const _ of night);
+    expect(all.progress).toEqual({ done: 200, total: 200, pacedRate: undefined })
+    expect(night.progress).toEqual({ done: 200, total: 200, pacedRate: undefined })
+  })
+})
+
+describe('progress shows the paced rate', () => {
+  it("listAll's and listNew's progress.pacedRate is the client's rate once a 429 paced it", async () => {
+    const { server } = await limitedFake({ requestsPerSecond: 200, burst: 10, retryAfter: 'none' })
+    const client = clientOf(server)
+    const all = client.conversations.messages.listAll({ limit: 10, concurrency: 16 })
+    expect(all.progress.pacedRate).toBeUndefined()
+    for await (const _ of all);
+    expect(all.progress.pacedRate).toBeGreaterThan(0)
+    expect(all.progress.pacedRate).toBe(client.pacedRate)
+    const night = client.conversations.messages.listNew({ limit: 10, concurrency: 16 })
+    for await (const _ of night);
+    expect(night.progress.pacedRate).toBeGreaterThan(0)
+    expect(night.progress.pacedRate).toBe(client.pacedRate)
   })
 })
 

@@ -117,7 +117,9 @@ describe('for await over every item', () => {
     )
     expect(await collect(client.agents.list({ limit: 1 }))).toEqual([agent(1), agent(2)])
     await settle()
-    expect(await sentPages()).toEqual(['1', '2'])
+    // The list changed between pages 1 and 2 (its total fell): page 1 is read again before page 2's
+    // items are yielded, in case one of them slipped back onto it (README, "Lists that move").
+    expect(await sentPages()).toEqual(['1', '2', '1'])
   })
 
   it('resumes from page N: reads N..last only', async () => {

@@ -8,7 +8,7 @@
  * another conversation and conversation ids that cannot be a path segment.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { ChatServiceClient, ResponseValidationError, type Message } from 'chat-service-sdk'
+import { ChatServiceClient, ResponseValidationError, UnstableListError, type Message } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, conversation, message } from '../helpers/fixtures.ts'
 import { json, startHostileServer, targetOf, type HostileServer, type RawRequest, useProcessGuard } from './hostile-server.ts'
 
@@ -33,7 +33,7 @@ async function serve(lie: Lie): Promise<void> {
     const messages = /\/conversations\/([^/]+)\/messages$/.exec(pathname)
     return json(200, messages === null ? body : { conversation: { id: decodeURIComponent(messages[1] as string), title: 't' }, ...body })
   })
-  client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0 })
+  client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, maxRetries: 0, logLevel: 'off' })
 }
 
 afterEach(async () => {
@@ -54,11 +54,27 @@ async function drain(items: AsyncIterable<unknown>): Promise<{ count: number; er
 
 const agents = (page: number, limit: number): unknown[] => Array.from({ length: limit }, (_, i) => agent((page - 1) * limit + i))
 
-/** total_pages one more than the page asked, with fresh items on every page: a list that never ends. */
+/**
+ * total_pages one more than the page asked, with fresh items on every page after the last item of
+ * the page before (as if an item had been inserted at the front before each read): a list that
+ * never ends, yet every page lines up with the one before it.
+ */
 const growing: Lie = (page, limit) => ({
-  data: agents(page, limit),
+  data: page === 1 ? agents(1, limit) : [agent((page - 1) * limit - 1), ...agents(page, limit).slice(1)],
   pagination: { page, limit, total: (page + 1) * limit, total_pages: page + 1 },
 })
+
+/** A `total` that changes with every response, and pages with nothing in common: a list that never holds still. */
+const restless = (): Lie => {
+  let answers = 0
+  return (page, limit) => {
+    answers++
+    return {
+      data: agents(answers * 100 + page, limit),
+      pagination: { page, limit, total: 40 + answers, total_pages: Math.ceil((40 + answers) / limit) },
+    }
+  }
+}
 
 describe('a list whose total_pages grows with every page', () => {
   it.each([
@@ -80,6 +96,31 @@ describe('a list whose total_pages grows with every page', () => {
       expect(server.requests.length).toBeLessThanOrEqual(19)
     },
   )
+})
+
+describe('a list that never holds still', () => {
+  it.each([
+    ['for await', (c: ChatServiceClient) => c.agents.list({ limit: 5 })],
+    ['.pages()', (c: ChatServiceClient) => c.agents.list({ limit: 5 }).pages()],
+    ['prefetch 4', (c: ChatServiceClient) => c.agents.list({ limit: 5 }, { prefetch: 4 })],
+  ])('%s ends with UnstableListError after a bounded number of requests, every item yielded once', async (_how, iterate) => {
+    await serve(restless())
+    const ids: string[] = []
+    let error: unknown
+    try {
+      for await (const item of iterate(client)) {
+        for (const agent of 'data' in item ? (item.data as { id: string }[]) : [item as { id: string }]) ids.push(agent.id)
+      }
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(UnstableListError)
+    expect(error).toMatchObject({ name: 'UnstableListError', operation: 'agents.list', retryable: true })
+    expect((error as UnstableListError).message).toContain('the list kept moving while it was read')
+    expect(new Set(ids).size).toBe(ids.length)
+    // 12 pages read again in a row without getting further, on top of the pages read once (prefetch: a few more).
+    expect(server.requests.length).toBeLessThanOrEqual(2 + 2 * 13 + 4)
+  })
 })
 
 describe('a pagination block that contradicts itself', () => {
@@ -140,12 +181,13 @@ describe('the same items again', () => {
     }))
     const { count, error } = await drain(client.agents.list())
     expect(count).toBe(20)
+    // One page alone that repeats the page before may be the list moving; two in a row is the service.
     expect((error as ResponseValidationError).issues).toEqual([
       expect.objectContaining({
-        message: 'Page 2 holds only items already on page 1: the service repeats itself, so the iteration stops here',
+        message: 'Page 3 holds only items already on page 2: the service repeats itself, so the iteration stops here',
       }),
     ])
-    expect(server.requests).toHaveLength(2)
+    expect(server.requests).toHaveLength(3)
   })
 })
 
@@ -211,14 +253,20 @@ describe('listAll and listNew read what they are given, once', () => {
     await serve((page, limit, request) => {
       const { pathname } = targetOf(request)
       if (pathname.endsWith('/conversations')) return { data: [conversation(1)], pagination: { page, limit, total: 1, total_pages: 1 } }
+      // Every page after the first repeats the last message of the page before (it lines up with it).
+      const first = page === 1 ? 0 : 1
       return {
-        data: Array.from({ length: limit }, (_, i) => message((page - 1) * limit + i, 'conv-1')),
+        data: [
+          ...(page === 1 ? [] : [message((page - 1) * limit - 1, 'conv-1')]),
+          ...Array.from({ length: limit - first }, (_, i) => message((page - 1) * limit + first + i, 'conv-1')),
+        ],
         pagination: { page, limit, total: (page + 1) * limit, total_pages: page + 1 },
       }
     })
     const { count, error } = await drain(client.conversations.messages.listAll({ limit: 10, concurrency: 2 }))
     expect(error).toBeInstanceOf(ResponseValidationError)
-    expect(count).toBe(140) // pages 1 to 14: 2 × 2 + 10
-    expect(server.requests.length).toBeLessThanOrEqual(1 + 15 + 4)
+    expect(count).toBe(10 + 13 * 9) // pages 1 to 14 (2 × 2 + 10), each after the first bringing 9 new messages
+    // Each page fetched ahead disagrees with the page before it (its total): it is fetched again after it.
+    expect(server.requests.length).toBeLessThanOrEqual(1 + 2 * 15 + 4)
   })
 })
