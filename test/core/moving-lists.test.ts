@@ -332,7 +332,10 @@ describe('listNew while the data moves', () => {
     checkpoint: MessagesCheckpoint | undefined,
     extra: { shard?: { index: number; count: number }; limit?: number } = {},
   ) {
-    const run: resources.NewMessages = client.conversations.messages.listNew({ ...(checkpoint === undefined ? {} : { checkpoint }), ...extra })
+    const run: resources.NewMessages = client.conversations.messages.listNew({
+      ...(checkpoint === undefined ? {} : { checkpoint }),
+      ...extra,
+    })
     const ids = await collect(run)
     return { run, ids, checkpoint: run.checkpoint() }
   }
