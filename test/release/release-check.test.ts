@@ -443,6 +443,27 @@ describe("the last release's consumer fixtures against today's types", () => {
       expect(ran.code).toBe(1)
     }, 120_000)
 
+    it('a name no longer exported is matched by that name alone, not by the other names its import brings', async () => {
+      const fixture = join(dir, `api/releases/${LAST}/consumer-fixtures/gone.ts`)
+      writeFileSync(
+        fixture,
+        "import { ChatServiceClient, GONE_LIMIT } from 'chat-service-sdk'\nexport const both = [ChatServiceClient, GONE_LIMIT]\n",
+      )
+      const changelog = read(dir, 'CHANGELOG.md')
+      try {
+        unreleased(dir, 'Changed', 'Breaking (`ChatServiceClient`, `Agents.list`): something else.')
+        const ran = await gate(dir, '--no-pack', '--package', pkg)
+        expect(ran.output).toContain(
+          "gone.ts:1 no longer compiles (TS2305: Module '\"chat-service-sdk\"' has no exported member 'GONE_LIMIT'.)",
+        )
+        expect(ran.output).toContain('it involves GONE_LIMIT\n')
+        expect(ran.code).toBe(1)
+      } finally {
+        rmSync(fixture)
+        write(dir, 'CHANGELOG.md', changelog)
+      }
+    }, 120_000)
+
     it('passes once a "Breaking" entry names that API (and the version is the next minor)', async () => {
       unreleased(dir, 'Changed', 'Breaking (`Agents.list`): `params` is required.')
       const ran = await gate(dir, '--no-pack', '--package', pkg)
