@@ -11,9 +11,15 @@
 // members are (subclasses can). `VERSION`'s value is not compared (it changes with every release).
 //
 // Classification, per key (see DEVELOPERS.md, "Releases"):
-//   removed                           breaking, except a class member now inherited with the same
-//                                     text from a base class (moved up: still there)
-//   changed text                      breaking, except a function or method that only gained
+//   removed                           breaking, except a member now inherited, as the same type,
+//                                     from what its class or interface extends (`extends B`,
+//                                     `extends Omit<B, 'x'>`, up the chain): moved up, still there
+//   changed text                      not a change when it is the same type written another way
+//                                     (same-type.ts: a type alias or interface the other report
+//                                     lacks spelled out, `ConstructorParameters<typeof C>[0]`, the
+//                                     order of a union or of an object type's members); additive
+//                                     when a declaration only gained a namespace of its name;
+//                                     else breaking, except a function or method that only gained
 //                                     trailing optional parameters (additive); a compatible change
 //                                     the text cannot show (a widened input) is said so by an
 //                                     "Added" or "Changed" entry naming `Name.member` (the gate)
@@ -25,10 +31,12 @@
 //                                     takes an "Added" entry naming `Name.member` as saying so)
 //   newly @deprecated                 deprecated (announced, not breaking)
 // The method sees declarations, not behaviour, and compares text, not types: a change that keeps
-// the types compatible but is written differently (a type alias inlined, a union reordered) is
-// reported as breaking; a change of what a function does is not seen at all. The consumer fixtures
+// the types compatible but is written differently in a way same-type.ts does not know (a union
+// widened, `Pick<X, 'a'>` spelled out) is reported as breaking; a change of what a function does
+// is not seen at all. The consumer fixtures
 // of the last release (compiled against today's types) are the second, type-level check.
 import ts from 'typescript'
+import { sameType } from './same-type.ts'
 
 /** One API item of a report. */
 export interface ApiItem {
@@ -41,6 +49,21 @@ export interface ApiItem {
   readonly deprecated: boolean
   /** For functions and methods with one signature: their parameters, return type and type parameters. */
   readonly signature?: Signature | undefined
+  /** Its declaration (one: overloads and merged declarations have none), for `sameType`. */
+  readonly node?: ts.Node | undefined
+  /** The report it was parsed from (the node's source file). */
+  readonly file?: ts.SourceFile | undefined
+  /** Its text is the declaration's header (a class, interface or object type alias). */
+  readonly header?: boolean | undefined
+  /** For a class or interface: what it inherits members from (`extends`). */
+  readonly bases?: readonly Base[] | undefined
+}
+
+/** One type a class or interface extends: `B`, `Omit<B, 'a' | 'b'>` (all but those) or `Pick<B, 'a'>` (only those). */
+export interface Base {
+  readonly name: string
+  readonly only?: readonly string[] | undefined
+  readonly except?: readonly string[] | undefined
 }
 
 interface Signature {
@@ -89,6 +112,7 @@ export function parseReport(markdown: string): Map<string, ApiItem> {
             text: [seen.text, item.text].sort().join('\n'),
             optionalToAdd: seen.optionalToAdd && item.optionalToAdd,
             deprecated: seen.deprecated && item.deprecated,
+            bases: seen.bases ?? item.bases,
           },
     )
   }
@@ -130,10 +154,21 @@ export function parseReport(markdown: string): Map<string, ApiItem> {
           optionalToAdd: true,
           deprecated: tags.deprecated,
           signature: signatureOf(statement, file),
+          node: statement,
+          file,
         })
         continue
       }
-      add({ key, text: headerOf(statement, file), optionalToAdd: true, deprecated: tags.deprecated })
+      add({
+        key,
+        text: headerOf(statement, file),
+        optionalToAdd: true,
+        deprecated: tags.deprecated,
+        node: statement,
+        file,
+        header: true,
+        bases: basesOf(statement, file),
+      })
       const inClass = ts.isClassDeclaration(statement)
       for (const member of members.list) {
         const memberTags = releaseTags(member, file)
@@ -144,6 +179,8 @@ export function parseReport(markdown: string): Map<string, ApiItem> {
           optionalToAdd: inClass || ('questionToken' in member && member.questionToken !== undefined),
           deprecated: tags.deprecated || memberTags.deprecated,
           signature: signatureOf(member, file),
+          node: member,
+          file,
         })
       }
     }
@@ -158,13 +195,17 @@ export function compareReports(before: Map<string, ApiItem>, after: Map<string, 
   for (const [key, old] of before) {
     const now = after.get(key)
     if (now === undefined) {
-      // A member that moved to a base class (the same text there) is still on the class.
-      const inherited = inheritedFrom(after, key, old.text)
+      // A member that moved to a base (the same type there) is still on the class or interface.
+      const inherited = inheritedFrom(before, after, key, old)
       if (inherited !== undefined) continue
       changes.push({ kind: 'breaking', entry, key, what: 'removed', before: old.text })
       continue
     }
-    if (now.text !== old.text) {
+    if (now.text !== old.text && !sameType(old, before, now, after)) {
+      if (gainedNamespace(old.text, now.text)) {
+        changes.push({ kind: 'additive', entry, key, what: 'merged with a new namespace', before: old.text, after: now.text })
+        continue
+      }
       const additive = onlyGainedOptionalParameters(old.signature, now.signature)
       changes.push({
         kind: additive ? 'additive' : 'breaking',
@@ -196,19 +237,45 @@ export function compareReports(before: Map<string, ApiItem>, after: Map<string, 
   return changes
 }
 
-/** For `Class.member` gone from its class: the base class (`extends B`, up the chain) that now has it with the same text. */
-function inheritedFrom(items: Map<string, ApiItem>, key: string, text: string): string | undefined {
+/**
+ * For `Name.member` gone from a class or interface: the base (`extends B`, `extends Omit<B, 'x'>`, up
+ * the chain) that now has it, as the same type (`sameType`), and passes it on.
+ */
+function inheritedFrom(before: Map<string, ApiItem>, after: Map<string, ApiItem>, key: string, old: ApiItem): string | undefined {
   const dot = key.lastIndexOf('.')
   if (dot < 0) return undefined
   const member = key.slice(dot + 1)
-  let owner = key.slice(0, dot)
-  for (let depth = 0; depth < 10; depth++) {
-    const base = /\bextends\s+([\w$]+)/.exec(items.get(owner)?.text ?? '')?.[1]
-    if (base === undefined) return undefined
-    if (items.get(`${base}.${member}`)?.text === text) return base
-    owner = base
+  const passes = (base: Base): boolean => !(base.except?.includes(member) ?? false) && (base.only?.includes(member) ?? true)
+  let owners = [key.slice(0, dot)]
+  const seen = new Set(owners)
+  for (let depth = 0; depth < 10 && owners.length > 0; depth++) {
+    const next: string[] = []
+    for (const owner of owners) {
+      for (const base of (after.get(owner)?.bases ?? []).filter(passes)) {
+        const there = after.get(`${base.name}.${member}`)
+        if (there !== undefined && (there.text === old.text || sameType(old, before, there, after))) return base.name
+        if (!seen.has(base.name)) {
+          seen.add(base.name)
+          next.push(base.name)
+        }
+      }
+    }
+    owners = next
   }
   return undefined
+}
+
+/** A declaration that only gained a namespace of the same name (`interface X` and now also `namespace X`): additive. */
+function gainedNamespace(before: string, after: string): boolean {
+  const old = before.split('\n')
+  const now = after.split('\n')
+  const extra = [...now]
+  for (const line of old) {
+    const at = extra.indexOf(line)
+    if (at < 0) return false
+    extra.splice(at, 1)
+  }
+  return extra.length > 0 && extra.every((line) => /^namespace [\w$.]+$/.test(line))
 }
 
 function onlyGainedOptionalParameters(old: Signature | undefined, now: Signature | undefined): boolean {
@@ -256,10 +323,42 @@ function membersOf(statement: ts.Statement): { list: readonly Member[] } | undef
 }
 
 /** A class, interface or object type alias without its members: modifiers, name, type parameters, heritage. */
-function headerOf(statement: ts.Statement, file: ts.SourceFile): string {
-  const text = print(statement, file)
+function headerOf(statement: ts.Statement, file: ts.SourceFile, text = print(statement, file)): string {
   const open = ts.isTypeAliasDeclaration(statement) ? text.indexOf('= {') + 1 : text.indexOf('{')
   return text.slice(0, open).trim()
+}
+
+/** What a class (`extends`) or an interface (every `extends`) inherits members from; `Omit` and `Pick` of a declaration say which. */
+function basesOf(statement: ts.Statement, file: ts.SourceFile): Base[] | undefined {
+  if (!ts.isClassDeclaration(statement) && !ts.isInterfaceDeclaration(statement)) return undefined
+  const bases: Base[] = []
+  for (const clause of statement.heritageClauses ?? []) {
+    if (clause.token !== ts.SyntaxKind.ExtendsKeyword) continue
+    for (const type of clause.types) {
+      const name = type.expression.getText(file)
+      const [target, keys] = type.typeArguments ?? []
+      if ((name === 'Omit' || name === 'Pick') && target !== undefined && ts.isTypeReferenceNode(target) && keys !== undefined) {
+        const literals = stringLiterals(keys)
+        // Keys that are not string literals (`keyof X`): which members it passes is not known here.
+        if (literals === undefined) continue
+        bases.push({ name: target.typeName.getText(file), ...(name === 'Omit' ? { except: literals } : { only: literals }) })
+      } else {
+        bases.push({ name })
+      }
+    }
+  }
+  return bases
+}
+
+/** `'a'` or `'a' | 'b'` as `['a', 'b']`; anything else undefined. */
+function stringLiterals(type: ts.TypeNode): string[] | undefined {
+  const parts = ts.isUnionTypeNode(type) ? type.types : [type]
+  const keys: string[] = []
+  for (const part of parts) {
+    if (!ts.isLiteralTypeNode(part) || !ts.isStringLiteral(part.literal)) return undefined
+    keys.push(part.literal.text)
+  }
+  return keys
 }
 
 function isPrivate(member: Member): boolean {

@@ -5,7 +5,8 @@
 // as the API report spells it: `Name` for a whole export, `Name.member` for one member
 // (`CustomerUsers.list`, `ClientOptions.timeout`, `ChatServiceClient.constructor`), anywhere in the
 // entry, by custom right after the word: "- Breaking (`CustomerUsers.list`): ...". Naming an
-// export covers all of its members. Other code spans (`page: 2`, `{ limit }`) name nothing.
+// export covers all of its members; a generic may be written with its type parameters
+// (`WithResponse<T>`). Other code spans (`page: 2`, `{ limit }`) name nothing.
 
 /** One `- ` list item (its continuation lines joined). */
 export interface Entry {
@@ -79,11 +80,17 @@ export function parseChangelog(markdown: string): Section[] {
   return sections
 }
 
-/** The API names an entry's code spans hold (`customerUsers.list()` → `customerUsers.list`). */
+/**
+ * The API names an entry's code spans hold (`customerUsers.list()` → `customerUsers.list`; a generic
+ * with its type arguments names the generic: `WithResponse<T>` → `WithResponse`).
+ */
 export function apiNames(text: string): string[] {
   const names: string[] = []
   for (const match of text.matchAll(/`([^`]+)`/g)) {
-    const span = (match[1] ?? '').trim().replace(/\(\)$/, '')
+    const span = (match[1] ?? '')
+      .trim()
+      .replace(/\(\)$/, '')
+      .replace(/^([A-Za-z_$][\w$.]*)<.*>$/, '$1')
     if (API_NAME.test(span)) names.push(span)
   }
   return names

@@ -97,9 +97,14 @@ export function compileFixtures(
       const file = diagnostic.file
       let where = 'the compile'
       const names = new Set(quotedNames(message))
+      // A name the package no longer exports (TS2305, TS2724 "did you mean"): that name is the break,
+      // not the other names its import statement brings (an entry naming one of them says nothing of it).
+      const missing = MISSING_EXPORT.has(diagnostic.code) ? /has no exported member(?: named)? '([\w$]+)'/.exec(message)?.[1] : undefined
+      if (missing !== undefined) names.clear()
+      if (missing !== undefined) names.add(missing)
       if (file !== undefined && diagnostic.start !== undefined) {
         where = `${file.fileName.slice(project.length + 1)}:${file.getLineAndCharacterOfPosition(diagnostic.start).line + 1}`
-        for (const name of usedNames(file, diagnostic.start, checker, installed)) names.add(name)
+        if (missing === undefined) for (const name of usedNames(file, diagnostic.start, checker, installed)) names.add(name)
       }
       const error = { where, code: diagnostic.code, message, names: [...names].sort() }
       if (diagnostic.code === 2578) relaxed.push(error)
@@ -110,6 +115,9 @@ export function compileFixtures(
     rmSync(project, { recursive: true, force: true })
   }
 }
+
+/** "Module '...' has no exported member 'X'" (2305), "... has no exported member named 'X'. Did you mean 'Y'?" (2724). */
+const MISSING_EXPORT = new Set([2305, 2724])
 
 /** Names a message quotes: `'PagePromise<Agent>'` gives PagePromise and Agent; "Property 'x' ... on type 'T'" gives T.x too. */
 function quotedNames(message: string): string[] {

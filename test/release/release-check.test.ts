@@ -281,6 +281,98 @@ describe('the API against the last release', () => {
     expect(said.code).toBe(0)
   })
 
+  it('a type alias spelled out where it was used is the same type: only the removed alias is breaking', async () => {
+    const dir = copyAtRelease()
+    // 0.4's Message: the alias MessageRole gone, its union spelled out in another order.
+    edit(dir, REPORT, /\/\/ @public\r\nexport type MessageRole = [^\r\n]*\r\n\r\n/, '')
+    edit(dir, REPORT, 'role: MessageRole;', "role: (string & {}) | 'assistant' | 'user';")
+    // An interface spelled out (its members in another order), and a constructor's parameter given
+    // as `ConstructorParameters<typeof APIError>[0]`, where APIErrorInit was.
+    edit(dir, REPORT, /\/\/ @public\r\nexport interface WithResponse<T> \{[^}]*\}\r\n\r\n/, '')
+    edit(
+      dir,
+      REPORT,
+      'withResponse(): Promise<WithResponse<T>>;',
+      'withResponse(): Promise<{ readonly response: APIResponse; readonly data: T }>;',
+    )
+    edit(
+      dir,
+      REPORT,
+      'withResponse(): Promise<WithResponse<P>>;',
+      'withResponse(): Promise<{ readonly response: APIResponse; readonly data: P }>;',
+    )
+    const init =
+      '{ readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: unknown; readonly method: string; ' +
+      'readonly path: string; readonly requestId?: string | undefined; readonly retryAfterMs?: number | undefined }'
+    edit(dir, REPORT, /\/\/ @public\r\nexport interface APIErrorInit \{[^}]*\}\r\n\r\n/, '')
+    edit(
+      dir,
+      REPORT,
+      /(export class APIError extends ChatServiceError \{\r\n\s*)constructor\(init: APIErrorInit,/,
+      `$1constructor(init: ${init},`,
+    )
+    edit(dir, REPORT, /(export class RateLimitError extends APIError \{)\r\n\s*constructor\(init: APIErrorInit, message\?: string\);/, '$1')
+    edit(dir, REPORT, 'constructor(init: APIErrorInit & {', 'constructor(init: ConstructorParameters<typeof APIError>[0] & {')
+    const ran = await gate(dir, ...quick)
+    for (const name of ['MessageRole', 'WithResponse', 'APIErrorInit'])
+      expect(ran.output).toContain(`breaking   chat-service-sdk: ${name} (removed)`)
+    for (const key of [
+      'Message.role',
+      'APIPromise.withResponse',
+      'PagePromise.withResponse',
+      'APIError.constructor',
+      'RateLimitError.constructor',
+    ])
+      expect(ran.output).not.toContain(`chat-service-sdk: ${key} (`)
+    expect(ran.output).not.toContain('ResponseValidationError.constructor')
+    // A generic named with its type parameters names it.
+    unreleased(
+      dir,
+      'Changed',
+      "Breaking (`MessageRole`, `WithResponse<T>`, `APIErrorInit`): use `Message['role']` and what they stood for.",
+    )
+    expect((await gate(dir, ...quick)).code).toBe(0)
+    // Spelled out as another type, it is a change.
+    edit(dir, REPORT, "role: (string & {}) | 'assistant' | 'user';", "role: 'assistant' | 'user';")
+    const narrowed = await gate(dir, ...quick)
+    expect(narrowed.output).toContain('breaking   chat-service-sdk: Message.role (changed)')
+    expect(narrowed.code).toBe(1)
+  })
+
+  it('a member moved to an interface the interface now extends (through Omit) is still there; one the Omit leaves out is removed', async () => {
+    const dir = copyAtRelease()
+    edit(dir, REPORT, 'export interface ClientOptions {', "export interface ClientOptions extends Omit<RequestOptions, 'signal'> {")
+    edit(dir, REPORT, /(export interface ClientOptions [^}]*?)\r\n\s*timeout\?: number \| undefined;/, '$1')
+    // Moved with its alias spelled out (LogLevel gone): the same type.
+    edit(dir, REPORT, /(export interface ClientOptions [^}]*?)\r\n\s*logLevel\?: LogLevel \| undefined;/, '$1')
+    edit(dir, REPORT, /\/\/ @public\r\nexport type LogLevel = [^\r\n]*\r\n\r\n/, '')
+    edit(
+      dir,
+      REPORT,
+      /(export interface RequestOptions \{)/,
+      "$1\r\n    logLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug' | undefined;",
+    )
+    const ran = await gate(dir, ...quick)
+    expect(ran.output).not.toContain('ClientOptions.timeout')
+    expect(ran.output).not.toContain('ClientOptions.logLevel')
+    expect(ran.output).toContain('breaking   chat-service-sdk: LogLevel (removed)')
+    edit(dir, REPORT, "Omit<RequestOptions, 'signal'>", "Omit<RequestOptions, 'signal' | 'timeout'>")
+    expect((await gate(dir, ...quick)).output).toContain('breaking   chat-service-sdk: ClientOptions.timeout (removed)')
+  })
+
+  it('a declaration that gains a namespace of its name is an addition', async () => {
+    const dir = copyAtRelease()
+    edit(
+      dir,
+      REPORT,
+      /(export interface RateLimitStore \{[^}]*\}\r\n)/,
+      '$1\r\n// @public\r\nexport namespace RateLimitStore {\r\n    export type Grant = number;\r\n}\r\n',
+    )
+    const ran = await gate(dir, ...quick)
+    expect(ran.output).toContain('additive   chat-service-sdk: RateLimitStore (merged with a new namespace)')
+    expect(ran.output).not.toContain('breaking')
+  })
+
   it('a newly @deprecated member needs a "Deprecated" entry naming it', async () => {
     const dir = copyAtRelease()
     edit(dir, REPORT, /\/\/ @public\r\nexport const MAX_SCANS/, '// @public @deprecated\r\nexport const MAX_SCANS')
@@ -308,9 +400,12 @@ describe("the last release's consumer fixtures against today's types", () => {
       }),
     )
     const ran = await gate(copyOfRepository(), '--no-pack', '--package', pkg)
-    expect(ran.output).toContain(
-      "0.3.0's consumer fixtures (metadata-misuse.ts, misuse.ts, msw-types.ts, sample.ts) against today's types: 0 errors",
+    // 0.4 removed names 0.3's fixtures import (DEFAULT_MAX_RETRIES, ExpiresIn, ...): each error must
+    // be a break a "Breaking" entry names.
+    expect(ran.output).toMatch(
+      /0\.3\.0's consumer fixtures \(metadata-misuse\.ts, misuse\.ts, msw-types\.ts, sample\.ts\) against today's types: \d+ errors/,
     )
+    expect(ran.output).not.toContain('no longer compiles')
     expect(ran.output).toMatch(/release:check: ok\n$/)
     expect(ran.code).toBe(0)
   }, 120_000)
@@ -349,6 +444,27 @@ describe("the last release's consumer fixtures against today's types", () => {
       expect(ran.output).toContain("0.3.0's fixture uses.ts:2 no longer compiles (TS2554: Expected 1 arguments, but got 0.)")
       expect(ran.output).toContain('it involves Agents.list, ChatServiceClient, ChatServiceClient.agents')
       expect(ran.code).toBe(1)
+    }, 120_000)
+
+    it('a name no longer exported is matched by that name alone, not by the other names its import brings', async () => {
+      const fixture = join(dir, `api/releases/${LAST}/consumer-fixtures/gone.ts`)
+      writeFileSync(
+        fixture,
+        "import { ChatServiceClient, GONE_LIMIT } from 'chat-service-sdk'\nexport const both = [ChatServiceClient, GONE_LIMIT]\n",
+      )
+      const changelog = read(dir, 'CHANGELOG.md')
+      try {
+        unreleased(dir, 'Changed', 'Breaking (`ChatServiceClient`, `Agents.list`): something else.')
+        const ran = await gate(dir, '--no-pack', '--package', pkg)
+        expect(ran.output).toContain(
+          "gone.ts:1 no longer compiles (TS2305: Module '\"chat-service-sdk\"' has no exported member 'GONE_LIMIT'.)",
+        )
+        expect(ran.output).toContain('it involves GONE_LIMIT\n')
+        expect(ran.code).toBe(1)
+      } finally {
+        rmSync(fixture)
+        write(dir, 'CHANGELOG.md', changelog)
+      }
     }, 120_000)
 
     it('passes once a "Breaking" entry names that API (and the version is the next minor)', async () => {
