@@ -5,7 +5,7 @@
  * of 429s, and the login calls' latency. Used to choose the learning rule's constants; the real
  * benchmark (bench/pacing/run.ts) runs the SDK against the fake over loopback.
  *
- *   npx node bench/pacing/simulate.ts
+ *   npm run bench:pacing-simulate
  */
 import { Lanes, LocalTokens, type Clock, type Priority } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
