@@ -17,6 +17,27 @@ import { exists, expectContent, hold, lines, processState, requested, sizeOf, st
 const kit = useExportKit()
 const { serve, file, start, exportToEnd, exportRun } = kit
 
+/**
+ * An export stopped (SIGSTOP) while it waits for conversation 30, every line before it written,
+ * whose lock was last refreshed two minutes ago: what another host sees of a holder paused past a
+ * minute.
+ */
+async function holderStoppedPastAMinute(): Promise<{ service: Service; out: string; first: ReturnType<typeof start> }> {
+  const service = await serve()
+  const out = file('messages.jsonl')
+  await exportToEnd(service, ['--out', out, '--max-items', '200'])
+  // Conversation 30 comes 5 s late: the run is idle, every line before it written, when it is stopped.
+  hold(service, 30, 5_000)
+  const first = start(service, ['--out', out])
+  const before30 = Buffer.byteLength(lines(service, service.fake.listConversations(service.company).slice(0, 30)))
+  await poll(async () => (await sizeOf(out)) === before30)
+  first.child.kill('SIGSTOP')
+  await stopped(first.child.pid)
+  const longAgo = new Date(Date.now() - 120_000)
+  await utimes(`${out}.cursor.lock`, longAgo, longAgo)
+  return { service, out, first }
+}
+
 /** A pid that no process has (one that ran and was reaped). */
 function deadPid(): number {
   return spawnSync('true').pid
@@ -142,19 +163,8 @@ describe('export: one export at a time, whatever the timing', { timeout: 60_000 
   })
 
   it('a holder paused past a minute on one host loses its lock to another host, and stops before its next write: no line twice', async () => {
-    const service = await serve()
-    const out = file('messages.jsonl')
     // A resumed run appends (O_APPEND): a line it wrote after losing its lock would come twice.
-    await exportToEnd(service, ['--out', out, '--max-items', '200'])
-    // Conversation 30 comes 5 s late: the run is idle, every line before it written, when it is stopped.
-    hold(service, 30, 5_000)
-    const first = start(service, ['--out', out])
-    const before30 = Buffer.byteLength(lines(service, service.fake.listConversations(service.company).slice(0, 30)))
-    await poll(async () => (await sizeOf(out)) === before30)
-    first.child.kill('SIGSTOP')
-    await stopped(first.child.pid)
-    const longAgo = new Date(Date.now() - 120_000)
-    await utimes(`${out}.cursor.lock`, longAgo, longAgo)
+    const { service, out, first } = await holderStoppedPastAMinute()
     const other = await onOtherHost(service, ['--out', out]).exit
     expect(other.code, other.stderr).toBe(0)
     await expectContent(out, lines(service))
@@ -171,18 +181,7 @@ describe('export: one export at a time, whatever the timing', { timeout: 60_000 
   })
 
   it('the same while the other host holds the lock and has cut the output back: the paused one stops, the other finishes, one export', async () => {
-    const service = await serve()
-    const out = file('messages.jsonl')
-    await exportToEnd(service, ['--out', out, '--max-items', '200'])
-    // Conversation 30 comes 5 s late: the run is idle, every line before it written, when it is stopped.
-    hold(service, 30, 5_000)
-    const first = start(service, ['--out', out])
-    const before30 = Buffer.byteLength(lines(service, service.fake.listConversations(service.company).slice(0, 30)))
-    await poll(async () => (await sizeOf(out)) === before30)
-    first.child.kill('SIGSTOP')
-    await stopped(first.child.pid)
-    const longAgo = new Date(Date.now() - 120_000)
-    await utimes(`${out}.cursor.lock`, longAgo, longAgo)
+    const { service, out, first } = await holderStoppedPastAMinute()
     const other = onOtherHost(service, ['--out', out], { CHAT_SERVICE_DEBUG_STOP_AT: 'export:ready' })
     let command: number | undefined
     await poll(() => {
