@@ -6,9 +6,11 @@
 // request pipeline, and 160 KiB (44 KiB gzip) during 0.3, which added listNew and its checkpoints,
 // the paging rules, shards, the composed transport with deadlines and the shared 429 pause, and the
 // Redactor's canonical (decoded) matching; 193 KiB (53 KiB gzip) once 0.3 added rateLimitStore, the
-// redirect and overload guards, per-user metadata policies and the columnar checkpoint. The budget
-// is there to catch a dependency bundled by mistake (zod alone is over 200 KiB, undici over 600
-// KiB), not to ration features. Gzip size is printed for reference.
+// redirect and overload guards, per-user metadata policies and the columnar checkpoint; 257 KiB
+// (71 KiB gzip) once 0.4 added pacing (src/internal/rate-limit/), the scan that reads lists that
+// move (src/pagination/list-scan.ts), deprecation notices and the option table, when the budget
+// went from 256 to 320 KiB. The budget is there to catch a dependency bundled by mistake (zod alone
+// is over 200 KiB, undici over 600 KiB), not to ration features. Gzip size is printed for reference.
 //
 // The package unpacked (`npm pack --dry-run --json`, `unpackedSize`: every file `files` lets in):
 // 1.5 MB (1,500,000 bytes, npm's unit), what `npm install` puts on every user's disk. 0.3.0 shipped
@@ -17,13 +19,13 @@
 // (scripts/bin-plugins.ts says why) and without a second copy of the fake inside
 // `chat-service-fake`, 1.35 MB; 0.4's pacing, the user guides (docs/*.md) and the CHANGELOG
 // brought it to 1.57 MB, and maps with one mapping per generated line (scripts/line-maps.ts: still
-// a stack trace's file and line) took it to 1.36 MB.
+// a stack trace's file and line) took it to 1.36 MB; lists that move (issue 28) to 1.499 MB.
 // Run `npm run build` first.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 
-const BUDGET_BYTES = 256 * 1024
+const BUDGET_BYTES = 320 * 1024
 const UNPACKED_BUDGET_BYTES = 1_500_000
 const files = ['dist/index.js', 'dist/testing/index.js']
 let over = false
