@@ -42,8 +42,9 @@ export function observersOf(
         trace.attempts = attempt
         const status = outcome.ok ? outcome.response.status : outcome.failure === 'too-large' ? outcome.status : undefined
         if (status !== undefined) trace.status = status
-        const requestId = outcome.ok ? outcome.response.requestId : undefined
-        if (requestId !== undefined) trace.requestId = requestId
+        // Scrubbed here, when a subscriber will see it (the response's headers are as received).
+        const requestId = outcome.ok ? outcome.response.headers['x-request-id'] : undefined
+        if (requestId !== undefined) trace.requestId = redactor.redact(requestId)
       }
       if (!log.enabled('debug')) return
       const { path, where } = show()

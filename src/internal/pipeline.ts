@@ -5,8 +5,8 @@
  * 2. build the request from the operation (`operation.ts`): path, query string, body members;
  * 3. trace it (`tracing.ts`) around 4–6;
  * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
- *    carries and scrubs its headers before anything reads them; then notice the service's
- *    deprecation headers, if any (`deprecation.ts`);
+ *    carries before anything reads it (what shows its headers scrubs them, when it shows them);
+ *    then notice the service's deprecation headers, if any (`deprecation.ts`);
  * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
@@ -260,11 +260,11 @@ export class RequestPipeline {
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
-        noticeDeprecation(request, raw, options.log, trace)
-        // The transport has remembered the secrets this body carries and scrubbed the headers.
+        noticeDeprecation(request, raw, redactor, options.log, trace)
+        // The transport has remembered the secrets this body carries; what shows the headers scrubs them.
         const body = decodeBody(raw)
         if (!raw.success) throw statusError(raw, body, request, redactor)
-        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
+        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw, redactor) }
       },
     )
   }
