@@ -12,8 +12,10 @@ import type { ReceivedOutcome } from './transport.ts'
 
 /** What an observer is told. */
 export interface AttemptObserver {
-  /** Attempt number `attempt` (1-based) ended with `outcome` after `durationMs`. */
-  attempted(attempt: number, outcome: ReceivedOutcome, durationMs: number): void
+  /** An attempt is sent now (its duration is measured from here when a log line will show it). */
+  sending(): void
+  /** Attempt number `attempt` (1-based) ended with `outcome`. */
+  attempted(attempt: number, outcome: ReceivedOutcome): void
   /** The call waits `delayMs`, then makes retry number `attempt` of `maxRetries`. */
   retrying(attempt: number, outcome: ReceivedOutcome, delayMs: number, maxRetries: number): void
   /** The service asked for a wait longer than the SDK makes: the call ends now. */
@@ -44,6 +46,8 @@ class CallObserver implements AttemptObserver {
    * redactor's scan of the path showed in every call's profile.
    */
   #shown: { readonly path: string; readonly where: string } | undefined
+  /** When the current attempt was sent (`performance.now()`), read only when the debug line will show its duration. */
+  #sentAt = 0
 
   constructor(
     request: { readonly method: string; readonly path: string },
@@ -64,7 +68,11 @@ class CallObserver implements AttemptObserver {
     return this.#shown
   }
 
-  attempted(attempt: number, outcome: ReceivedOutcome, durationMs: number): void {
+  sending(): void {
+    if (this.#log.enabled('debug')) this.#sentAt = performance.now()
+  }
+
+  attempted(attempt: number, outcome: ReceivedOutcome): void {
     const trace = this.#trace
     if (trace !== undefined) {
       trace.attempts = attempt
@@ -75,6 +83,7 @@ class CallObserver implements AttemptObserver {
       if (requestId !== undefined) trace.requestId = this.#redactor.redact(requestId)
     }
     if (!this.#log.enabled('debug')) return
+    const durationMs = performance.now() - this.#sentAt
     const { path, where } = this.#show()
     const status = outcome.ok ? outcome.response.status : undefined
     this.#log.log('debug', `${where} → ${status ?? describeOutcome(outcome)} in ${Math.round(durationMs)} ms (attempt ${attempt})`, {

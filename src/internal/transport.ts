@@ -166,9 +166,9 @@ export class Transport {
       const left = call.left()
       if (left <= 0) throw call.outOfTime(`before attempt ${attempt}`)
       const sentAt = this.#limits.sending()
-      const started = performance.now()
+      observer.sending()
       const outcome = this.#intake(request, await this.#exchange(request, options, body, left))
-      observer.attempted(attempt, outcome, performance.now() - started)
+      observer.attempted(attempt, outcome)
       if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt)
       if (outcome.ok && outcome.response.success) return outcome.response
       if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) throw call.outOfTime(`during attempt ${attempt}`)
@@ -353,9 +353,9 @@ class Call implements LimitedCall {
     return this.#signal
   }
 
-  /** Ms left before the deadline (Infinity without one). */
+  /** Ms left before the deadline (Infinity without one, and then no clock is read). */
   left(): number {
-    return this.#at - Date.now()
+    return this.#at === Infinity ? Infinity : this.#at - Date.now()
   }
 
   /**
