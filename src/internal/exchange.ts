@@ -124,7 +124,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   #resolve: ((outcome: ExchangeOutcome) => void) | undefined
   #controller: Dispatcher.DispatchController | undefined
   #timer: NodeJS.Timeout
-  /** When the attempt started (`performance.now()`), for `within`. */
+  /** When the attempt started (`performance.now()`), for a finite `within` (else 0: no clock read). */
   readonly #startedAt: number
   /** The request has been handed to a connection. */
   #sent = false
@@ -145,8 +145,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   constructor(request: ExchangeRequest, resolve: (outcome: ExchangeOutcome) => void) {
     this.#request = request
     this.#resolve = resolve
-    this.#startedAt = performance.now()
     const within = request.within ?? Infinity
+    this.#startedAt = within === Infinity ? 0 : performance.now()
     this.#cut = within < request.options.timeout
     this.#timer = setTimeout(
       () => {
@@ -189,7 +189,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     // `within`). Once: a caller's retry interceptor starts it again inside the same deadline.
     if (this.#sent) return
     this.#sent = true
-    const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
+    const within = this.#request.within ?? Infinity
+    const left = within === Infinity ? Infinity : within - (performance.now() - this.#startedAt)
     if (left >= this.#request.options.timeout && !this.#cut) this.#timer.refresh()
     else {
       clearTimeout(this.#timer)
