@@ -7,7 +7,7 @@
 // a busy machine it moves far less than wall time does.
 //
 // How small a change this sees is printed with every ratio (the interval's half-width) and
-// measured in BENCHMARKS.md ("How small a change the per-call method sees"): an A/A run (the same
+// described in BENCHMARKS.md ("Per-call cost (0.4)"): an A/A run (the same
 // contender on both sides) and a planted slowdown (`--plant`).
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import { once } from 'node:events'
