@@ -21,17 +21,20 @@ export interface PageTarget {
   sdkCall(client: ChatServiceClient): Promise<{ readonly data: readonly unknown[] }>
 }
 
-/** `GET /rest/v1/agents?page=1&limit=20`: the per-request page (20 agents, 2.8 KB). */
+/**
+ * `GET /rest/v1/agents?limit=20&page=1`: the per-request page (20 agents, 2.8 KB). The query in the
+ * order the SDK writes it (bench/wire-check.ts checks that floor and SDK send the same bytes).
+ */
 export function agentsPage(): PageTarget {
-  return { label: '20 agents', path: '/rest/v1/agents?page=1&limit=20', items: 20, sdkCall: (c) => c.agents.list({ limit: 20 }) }
+  return { label: '20 agents', path: '/rest/v1/agents?limit=20&page=1', items: 20, sdkCall: (c) => c.agents.list({ limit: 20 }) }
 }
 
-/** `GET /rest/v1/conversations/:id/messages?page=1&limit=100`: a full page of 100 messages (17.5 KB). */
+/** `GET /rest/v1/conversations/:id/messages?limit=100&page=1`: a full page of 100 messages (17.5 KB), the query as the SDK writes it. */
 export function messagesPage(server: ServerInfo): PageTarget {
   const id = server.conversationId
   return {
     label: '100 messages',
-    path: `/rest/v1/conversations/${encodeURIComponent(id)}/messages?page=1&limit=100`,
+    path: `/rest/v1/conversations/${encodeURIComponent(id)}/messages?limit=100&page=1`,
     items: 100,
     sdkCall: (c) => c.conversations.messages.list(id, { limit: 100 }),
   }
@@ -128,6 +131,24 @@ export async function sdkFrom(dir: string, server: ServerInfo, page: PageTarget)
     },
     close: () => client.close(),
   }
+}
+
+/**
+ * The contender a command line names: `floor`, `sdk`, `strict`, `axios`, `old-floor`, or
+ * `sdk-at:DIR` (the SDK built into DIR by bench/baseline.ts).
+ */
+export async function contenderNamed(spec: string, server: ServerInfo, page: PageTarget): Promise<Contender> {
+  if (spec.startsWith('sdk-at:')) return sdkFrom(spec.slice('sdk-at:'.length), server, page)
+  const makers: Record<string, () => Contender> = {
+    floor: () => rawFloor(server, page),
+    sdk: () => sdk(server, page),
+    strict: () => strictFloor(server, page),
+    axios: () => axiosClient(server),
+    'old-floor': () => oldFloor(server, page),
+  }
+  const make = makers[spec]
+  if (make === undefined) throw new Error(`unknown contender ${spec}: one of ${Object.keys(makers).join(', ')} or sdk-at:DIR`)
+  return make()
 }
 
 /**

@@ -20,12 +20,23 @@ export function decompressingFloor(agent: Agent): Dispatcher {
   return agent.compose(interceptors.decompress())
 }
 
-/** The headers the SDK sends on every request (same names, same values). */
+/**
+ * The headers the SDK sends on every request (same names, same values; bench/wire-check.ts checks
+ * them at the wire). `accept-encoding` as the SDK's default client sends it: the per-call fake
+ * answers uncompressed whatever it is asked (its `compression: false`), so neither side decodes
+ * anything, and the check makes sure of that too.
+ */
 export const floorHeaders: Readonly<Record<string, string>> = {
   'user-agent': `chat-service-sdk/${VERSION} node/${process.versions.node}`,
   'content-type': 'application/json',
   accept: 'application/json',
+  'accept-encoding': 'gzip, br',
 }
+
+/** {@link floorHeaders} without `accept-encoding`: what the export floor sends when it asks for identity. */
+export const identityHeaders: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(floorHeaders).filter(([name]) => name !== 'accept-encoding'),
+)
 
 /**
  * The JSON body of every GET: the credentials (spec, Authentication 1). Built once per server: the

@@ -93,3 +93,56 @@ export class Deadline {
     if (this.passed) throw new Error(`benchmark time budget exceeded: ${this.#what}`)
   }
 }
+
+/**
+ * A ratio B / A measured once per round (the two sides adjacent in time), summarised as the
+ * geometric mean over rounds with a 95 % confidence interval: Student's t on the per-round log
+ * ratios (a ratio's noise is multiplicative; the mean of its logs is the log of the geometric
+ * mean). `half` is the interval's half-width as a fraction (0.012: ±1.2 %): the smallest change a
+ * run of this many rounds can tell from no change at all is about that.
+ */
+export interface RatioStat {
+  /** Geometric mean of the per-round ratios. */
+  mean: number
+  /** 95 % confidence interval of the geometric mean. */
+  lo: number
+  hi: number
+  /** Half-width of the interval, relative: (hi − lo) / 2 / mean. */
+  half: number
+  /** Median and min–max of the per-round ratios. */
+  spread: Spread
+  /** Standard deviation of the per-round log ratios (≈ relative spread of one round). */
+  sdLog: number
+}
+
+/** Two-sided 95 % quantile of Student's t with `df` degrees of freedom (Cornish–Fisher expansion; exact tabled values below 4). */
+export function t95(df: number): number {
+  if (df < 1) return Number.NaN
+  const small = [12.706, 4.303, 3.182]
+  if (df <= 3) return small[df - 1]!
+  const z = 1.959964
+  const z3 = z ** 3
+  const z5 = z ** 5
+  const z7 = z ** 7
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df ** 2) + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3)
+}
+
+/** {@link RatioStat} of per-round ratios. */
+export function ratioStat(ratios: readonly number[]): RatioStat {
+  const logs = ratios.map(Math.log)
+  const n = logs.length
+  const mean = logs.reduce((a, b) => a + b, 0) / n
+  const sd = n > 1 ? Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) : Number.NaN
+  const margin = n > 1 ? t95(n - 1) * (sd / Math.sqrt(n)) : Number.NaN
+  const g = Math.exp(mean)
+  const lo = Math.exp(mean - margin)
+  const hi = Math.exp(mean + margin)
+  return { mean: g, lo, hi, half: (hi - lo) / 2 / g, spread: spread(ratios), sdLog: sd }
+}
+
+/** `1.023× [1.011–1.035] (±1.2 %)`: geometric mean, 95 % interval, half-width. */
+export function fmtRatio(r: RatioStat | undefined, digits = 3): string {
+  if (r === undefined) return '–'
+  if (!Number.isFinite(r.lo)) return `${r.mean.toFixed(digits)}×`
+  return `${r.mean.toFixed(digits)}× [${r.lo.toFixed(digits)}–${r.hi.toFixed(digits)}] (±${(r.half * 100).toFixed(1)} %)`
+}

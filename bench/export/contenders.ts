@@ -3,7 +3,7 @@
 // messages in nested-loop order (the dataset's ids strictly increase along it) and all of them.
 import type { Agent, Dispatcher } from 'undici'
 import { ChatServiceClient, type ClientOptions } from 'chat-service-sdk'
-import { credentialsBody, decompressingFloor, floorAgent, floorHeaders } from '../floor.ts'
+import { credentialsBody, decompressingFloor, floorAgent, floorHeaders, identityHeaders } from '../floor.ts'
 import { Deadline } from '../lib.ts'
 import type { ExpectedExport } from './dataset.ts'
 import type { SdkSetup } from './features.ts'
@@ -143,7 +143,7 @@ export function rawPool(target: Target, name: string, concurrency: number, encod
   const agent: Agent = floorAgent()
   // Compressed responses are decoded by undici's own interceptor, as the SDK is to do it.
   const dispatcher: Dispatcher = encoding === 'identity' ? agent : decompressingFloor(agent)
-  const headers = encoding === 'identity' ? floorHeaders : { ...floorHeaders, 'accept-encoding': encoding }
+  const headers = encoding === 'identity' ? identityHeaders : { ...floorHeaders, 'accept-encoding': encoding }
   const body = credentialsBody(target)
   return {
     name,

@@ -12,7 +12,7 @@
 // are taken per round.
 import type { Agent, Dispatcher } from 'undici'
 import type { MessagesCheckpoint, resources } from 'chat-service-sdk'
-import { credentialsBody, decompressingFloor, floorAgent, floorHeaders } from '../floor.ts'
+import { credentialsBody, decompressingFloor, floorAgent, floorHeaders, identityHeaders } from '../floor.ts'
 import { collectGarbage, fmtSpread, rotate, spread, table, type Spread } from '../lib.ts'
 import { listAllOf, sdkClient, timed, type ExportRun, type Target } from './contenders.ts'
 import type { SpawnedExportServer } from './control.ts'
@@ -109,7 +109,7 @@ export async function nightly(
 
   const agent: Agent = floorAgent()
   const dispatcher: Dispatcher = encoding === 'identity' ? agent : decompressingFloor(agent)
-  const headers = encoding === 'identity' ? floorHeaders : { ...floorHeaders, 'accept-encoding': encoding }
+  const headers = encoding === 'identity' ? identityHeaders : { ...floorHeaders, 'accept-encoding': encoding }
   const body = credentialsBody(target)
   const hand = (concurrency: number, stored: ReadonlyMap<string, number>, next: Map<string, number>) =>
     rawIncrementalPages({ dispatcher, origin: target.baseUrl, headers, body, concurrency, limit: 100, stored, next })

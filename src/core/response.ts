@@ -3,6 +3,10 @@ import type { RequestOptions } from './options.ts'
 /**
  * What the SDK tells you about the HTTP response behind a result: `.withResponse()` on any call,
  * `page.response` on any page.
+ *
+ * `headers` and `requestId` are getters that scrub the headers when first read (most calls never
+ * read them): `JSON.stringify` and `util.inspect` show all three members, but a spread copy,
+ * `Object.keys` and `structuredClone` see `status` only.
  */
 export interface APIResponse {
   /** HTTP status, e.g. `200`. */

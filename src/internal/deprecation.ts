@@ -14,6 +14,7 @@
  */
 import type { RequestTrace } from '../core/tracing.ts'
 import type { ReceivedResponse } from './exchange.ts'
+import type { Redactor } from './redact.ts'
 import type { SdkLogger } from './sdk-logger.ts'
 import { warnOncePerProcess } from './warn-once.ts'
 
@@ -27,16 +28,27 @@ interface Answered {
   readonly path: string
 }
 
-/** Reads a response's notice (if any): sets it on `trace` and logs it once per operation per process. */
-export function noticeDeprecation(request: Answered, response: ReceivedResponse, log: SdkLogger, trace: RequestTrace | undefined): void {
-  const deprecation = response.headers['deprecation']
-  const sunset = response.headers['sunset']
-  if (deprecation === undefined && sunset === undefined) return
+/**
+ * Reads a response's notice (if any): sets it on `trace` and logs it once per operation per process.
+ * The response's headers are as received: a response without either header costs two lookups; one
+ * with a notice has its headers scrubbed by `redactor` before the trace or the log shows them.
+ */
+export function noticeDeprecation(
+  request: Answered,
+  response: Pick<ReceivedResponse, 'headers'>,
+  redactor: Redactor,
+  log: SdkLogger,
+  trace: RequestTrace | undefined,
+): void {
+  if (response.headers['deprecation'] === undefined && response.headers['sunset'] === undefined) return
+  const headers = redactor.redactHeaders(response.headers)
+  const deprecation = headers['deprecation']
+  const sunset = headers['sunset']
   const notice: Notice = {
     deprecatedAt: deprecation === undefined ? undefined : deprecationDate(deprecation),
     sunsetAt: sunset === undefined ? undefined : httpDate(sunset),
     headers: { deprecation, sunset },
-    links: links(response.headers['link']),
+    links: links(headers['link']),
   }
   if (trace !== undefined) trace.deprecation = notice
   if (!log.enabled('warn')) return
@@ -62,7 +74,7 @@ export function noticeDeprecation(request: Answered, response: ReceivedResponse,
       deprecation: notice.deprecatedAt?.toISOString() ?? deprecation,
       sunset: notice.sunsetAt?.toISOString() ?? sunset,
       links: notice.links,
-      requestId: response.requestId,
+      requestId: headers['x-request-id'],
     },
   )
 }

@@ -16,22 +16,22 @@ import type { ResolvedOptions } from './resolved-options.ts'
 /** HTTP methods the service's operations use. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT'
 
-/** A response as it came off the wire (decoded from gzip/br/zstd when compression is on). */
-export interface RawResponse {
+/**
+ * A response as it came off the wire (decoded from gzip/br/zstd when compression is on), handed on
+ * as it is: nothing copies it. Its headers are as the server sent them and may echo a secret:
+ * whatever shows them scrubs them first, when it shows them (`ResponseMetadata` for
+ * `response.headers` and `requestId`, `errorView` for errors, the observers for traces; see
+ * read-response.ts), so a call whose response nobody looks at pays nothing for it.
+ */
+export interface ReceivedResponse {
   readonly status: number
   /** Whether the status is a success for the operation (see {@link ExchangeRequest.isSuccess}). */
   readonly success: boolean
-  /** Lower-case names; repeated headers joined with `, `. */
+  /** Lower-case names; repeated headers joined with `, `. As received: never shown without the Redactor. */
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
   /** An error body longer than its cap was cut there (success bodies over the cap are a failure instead). */
   readonly truncated: boolean
-}
-
-/** A response as the transport hands it on (after its intake): its request id read once. */
-export interface ReceivedResponse extends RawResponse {
-  /** The `x-request-id` response header, when sent. */
-  readonly requestId: string | undefined
 }
 
 /** What one attempt sends, and its limits. */
@@ -65,7 +65,7 @@ export interface ExchangeRequest {
 
 /** How an attempt ended. Failures are values, not exceptions: the caller decides what they mean. */
 export type ExchangeOutcome =
-  | { readonly ok: true; readonly response: RawResponse }
+  | { readonly ok: true; readonly response: ReceivedResponse }
   | {
       readonly ok: false
       readonly failure: 'timeout'
@@ -124,7 +124,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   #resolve: ((outcome: ExchangeOutcome) => void) | undefined
   #controller: Dispatcher.DispatchController | undefined
   #timer: NodeJS.Timeout
-  /** When the attempt started (`performance.now()`), for `within`. */
+  /** When the attempt started (`performance.now()`), for a finite `within` (else 0: no clock read). */
   readonly #startedAt: number
   /** The request has been handed to a connection. */
   #sent = false
@@ -145,8 +145,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   constructor(request: ExchangeRequest, resolve: (outcome: ExchangeOutcome) => void) {
     this.#request = request
     this.#resolve = resolve
-    this.#startedAt = performance.now()
     const within = request.within ?? Infinity
+    this.#startedAt = within === Infinity ? 0 : performance.now()
     this.#cut = within < request.options.timeout
     this.#timer = setTimeout(
       () => {
@@ -189,7 +189,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     // `within`). Once: a caller's retry interceptor starts it again inside the same deadline.
     if (this.#sent) return
     this.#sent = true
-    const left = (this.#request.within ?? Infinity) - (performance.now() - this.#startedAt)
+    const within = this.#request.within ?? Infinity
+    const left = within === Infinity ? Infinity : within - (performance.now() - this.#startedAt)
     if (left >= this.#request.options.timeout && !this.#cut) this.#timer.refresh()
     else {
       clearTimeout(this.#timer)

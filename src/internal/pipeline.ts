@@ -5,8 +5,8 @@
  * 2. build the request from the operation (`operation.ts`): path, query string, body members;
  * 3. trace it (`tracing.ts`) around 4–6;
  * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
- *    carries and scrubs its headers before anything reads them; then notice the service's
- *    deprecation headers, if any (`deprecation.ts`);
+ *    carries before anything reads it (what shows its headers scrubs them, when it shows them);
+ *    then notice the service's deprecation headers, if any (`deprecation.ts`);
  * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
@@ -98,18 +98,13 @@ export class RequestPipeline {
   ): Promise<WithResponse<Result>> {
     let checked
     try {
-      checked = this.check(
-        operation.name,
-        [operation.pathParams, pathParams],
-        [operation.params, params],
-        [requestOptionsSchema, options ?? {}, ['options']],
-      )
+      checked = this.#checkCall(operation, pathParams, params, requestOptionsSchema, options)
     } catch (error) {
       return this.refuse(operation, error)
     }
     const [ids, valid, callOptions] = checked
     this.#deprecations(operation.name, callOptions)
-    const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
+    const { query, members } = splitParams(valid, operation.query)
     const request: OutgoingRequest = {
       operation: operation.name,
       method: operation.method,
@@ -118,8 +113,9 @@ export class RequestPipeline {
       success: operation.success,
       secretFields: operation.secretFields,
     }
-    const schema = typeof operation.response === 'function' ? operation.response(valid) : operation.response
-    return this.#send(request, mergeOptions(this.#options, callOptions), operation, (raw, body, validation) =>
+    const schema = typeof operation.response === 'function' ? operation.response(valid as z.output<Params>) : operation.response
+    const merged = callOptions === undefined ? this.#options : mergeOptions(this.#options, callOptions)
+    return this.#send(request, merged, operation, (raw, body, validation) =>
       checkBody(raw, body, request, schema, this.#readContext(validation, operation)),
     )
   }
@@ -134,17 +130,15 @@ export class RequestPipeline {
     params: unknown,
     options: ListRequestOptions | undefined,
   ): PreparedList<Body> {
-    const [ids, valid, listOptions] = this.check(
-      operation.name,
-      [operation.pathParams, pathParams],
-      [operation.params, params],
-      [listRequestOptionsSchema, options ?? {}, ['options']],
-    )
+    const [ids, valid, listOptions] = this.#checkCall(operation, pathParams, params, listRequestOptionsSchema, options)
     this.#deprecations(operation.name, listOptions)
-    const { prefetch = 0, rescan = false, ...callOptions } = listOptions
-    const { query, members } = splitParams(valid as Record<string, unknown>, operation.query)
+    const prefetch = listOptions?.prefetch ?? 0
+    const rescan = listOptions?.rescan ?? false
+    const { query, members } = splitParams(valid, operation.query)
     const path = `${this.#transport.prefix}${fillPath(operation.path, ids)}`
-    const merged = mergeOptions(this.#options, callOptions)
+    // The client's options as they are when the call gives none (resolved once per client);
+    // mergeOptions ignores `prefetch` and `rescan`, which are not call options.
+    const merged = listOptions === undefined ? this.#options : mergeOptions(this.#options, listOptions)
     const schema = operation.response as z.ZodType<Body>
     const firstPage = (query['page'] as number | undefined) ?? 1
     const pageRequest = (page: number): OutgoingRequest => ({
@@ -185,6 +179,38 @@ export class RequestPipeline {
    */
   check<const C extends readonly ArgumentCheck[]>(operation: string, ...checks: C): CheckedArguments<C> {
     return checkArguments({ operation, redactor: this.#transport.redactor }, ...checks)
+  }
+
+  /**
+   * Checks an operation's path parameters, parameters and options together (one error lists every
+   * issue). What needs no schema is not given one: the path parameters of an operation without
+   * any (`{}`, as resources pass them), and options not given (`undefined` or `null`: the client's apply).
+   * @throws RequestValidationError listing every issue.
+   */
+  #checkCall<O extends z.ZodType>(
+    operation: Pick<Operation, 'name' | 'path' | 'pathParams' | 'params'>,
+    pathParams: Readonly<Record<string, unknown>>,
+    params: unknown,
+    optionsSchema: O,
+    options: unknown,
+  ): [ids: Record<string, string>, valid: Record<string, unknown>, options: z.output<O> | undefined] {
+    const noPathParams = !operation.path.includes('{') && isEmptyObject(pathParams)
+    const noOptions = options === undefined || options === null
+    if (noPathParams && noOptions) {
+      const [valid] = this.check(operation.name, [operation.params, params])
+      return [{}, valid as Record<string, unknown>, undefined]
+    }
+    if (noPathParams) {
+      const [valid, checkedOptions] = this.check(operation.name, [operation.params, params], [optionsSchema, options, ['options']])
+      return [{}, valid as Record<string, unknown>, checkedOptions]
+    }
+    const [ids, valid, checkedOptions] = this.check(
+      operation.name,
+      [operation.pathParams, pathParams],
+      [operation.params, params],
+      [optionsSchema, options ?? {}, ['options']],
+    )
+    return [ids, valid as Record<string, unknown>, noOptions ? undefined : checkedOptions]
   }
 
   /**
@@ -234,17 +260,17 @@ export class RequestPipeline {
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
-        noticeDeprecation(request, raw, options.log, trace)
-        // The transport has remembered the secrets this body carries and scrubbed the headers.
+        noticeDeprecation(request, raw, redactor, options.log, trace)
+        // The transport has remembered the secrets this body carries; what shows the headers scrubs them.
         const body = decodeBody(raw)
         if (!raw.success) throw statusError(raw, body, request, redactor)
-        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw) }
+        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw, redactor) }
       },
     )
   }
 
   /** Warns (once per process) about a deprecated operation or call option (deprecated-api.ts; none today). */
-  #deprecations(operation: string, callOptions: object): void {
+  #deprecations(operation: string, callOptions: object | undefined): void {
     warnDeprecatedOperation(operation, this.#options.log)
     warnDeprecatedOptions(callOptions, this.#options.log)
   }
@@ -258,6 +284,12 @@ export class RequestPipeline {
 function breaksPaging(issue: ValidationIssue): boolean {
   const [first] = issue.path
   return first === undefined || first === 'pagination' || (first === 'data' && issue.path.length === 1)
+}
+
+/** Whether `value` has no own enumerable keys (the `{}` resources pass for an operation without path parameters). */
+function isEmptyObject(value: object): boolean {
+  for (const _ in value) return false
+  return true
 }
 
 function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {

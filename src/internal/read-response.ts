@@ -19,6 +19,7 @@ import type { SdkLogger } from './sdk-logger.ts'
 import { toIssues } from './issues.ts'
 import { MAX_RESPONSE_DEPTH, nestsDeeperThan, structureProblem, tooDeep } from '../schemas/json.ts'
 import type { Redactor } from './redact.ts'
+import { ResponseMetadata } from './response-metadata.ts'
 
 /** The request a response answers, as errors and logs show it. */
 export interface RequestSummary {
@@ -37,9 +38,14 @@ export interface ReadContext {
   readonly output?: 'as-sent' | 'parsed' | undefined
 }
 
-/** What `.withResponse()` and `page.response` show of a response. */
-export function responseMetadata(raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>): APIResponse {
-  return { status: raw.status, headers: raw.headers, requestId: raw.requestId }
+/** What `.withResponse()` and `page.response` show of a response: its headers and request id scrubbed when first read. */
+export function responseMetadata(raw: Pick<ReceivedResponse, 'status' | 'headers'>, redactor: Redactor): APIResponse {
+  return new ResponseMetadata(raw.status, raw.headers, redactor)
+}
+
+/** The `x-request-id` of a response as received, for a log line (the log sink scrubs what it writes). */
+function requestIdIn(raw: Pick<ReceivedResponse, 'headers'>): string | undefined {
+  return raw.headers['x-request-id']
 }
 
 /** The body as JSON when it parses, else its text; `undefined` when empty. */
@@ -153,7 +159,7 @@ function warnOnce(issue: ValidationIssue, request: RequestSummary, raw: Received
     `response:${request.operation}:${where}:${issue.code}`,
     'warn',
     `${request.operation}: the response does not match the schema at ${where} (${issue.message}); returned as sent because responseValidation is 'warn'. Further responses with this issue are not logged.`,
-    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: raw.requestId },
+    { operation: request.operation, method: request.method, path: request.path, issuePath: where, requestId: requestIdIn(raw) },
   )
 }
 
@@ -164,7 +170,7 @@ export function statusError(raw: ReceivedResponse, body: unknown, request: Reque
 
 /** A {@link ResponseValidationError} for `raw`, secrets scrubbed from path, headers, body and issues. */
 export function responseValidationError(
-  raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>,
+  raw: Pick<ReceivedResponse, 'status' | 'headers'>,
   request: RequestSummary,
   issues: readonly ValidationIssue[],
   redactor: Redactor,
@@ -198,7 +204,7 @@ export function pausedError(
   fromStore = false,
   because = "rateLimitPause: 'fail'",
 ): RateLimitError {
-  const raw = the429 ?? { status: 429, headers: {}, requestId: undefined }
+  const raw = the429 ?? { status: 429, headers: {} }
   const view = errorView(raw, the429 === undefined ? undefined : decodeBody(the429), request, redactor)
   const why = fromStore
     ? `the client is paused for another ${remainingMs} ms after a 429 seen by another process, read from the shared rateLimitStore`
@@ -210,21 +216,23 @@ export function pausedError(
 }
 
 /**
- * What an error keeps of a response: status, method and request id as they were; path, headers
- * and body with every known secret scrubbed. Every error built from a response goes through here.
+ * What an error keeps of a response: status and method as they were; path, headers (the request
+ * id among them) and body with every known secret scrubbed. Every error built from a response goes
+ * through here.
  */
 function errorView(
-  raw: Pick<ReceivedResponse, 'status' | 'headers' | 'requestId'>,
+  raw: Pick<ReceivedResponse, 'status' | 'headers'>,
   body: unknown,
   request: RequestSummary,
   redactor: Redactor,
 ): APIErrorInit {
+  const headers = redactor.redactValue(raw.headers)
   return {
     status: raw.status,
-    headers: redactor.redactValue(raw.headers),
+    headers,
     body: redactor.redactValue(body),
     method: request.method,
     path: redactor.redact(request.path),
-    requestId: raw.requestId,
+    requestId: headers['x-request-id'],
   }
 }

@@ -7,8 +7,8 @@
  *    through the `rateLimitStore`, and from the first 429 on the paced rate: a new attempt waits
  *    for both;
  * 2. one attempt (`exchange.ts`): deadline, decoding, size cap, and whether the status is a success;
- * 3. intake ({@link Transport.send}'s `#intake`): what came back is made what the rest of the SDK
- *    reads, its `x-request-id` read once;
+ * 3. intake ({@link Transport.send}'s `#intake`): the secrets a response carries are remembered
+ *    before anything reads it;
  * 4. the observers (`observers.ts`): log and trace, told what happened, deciding nothing;
  * 5. what next: a 429 is the rate limit's to judge (under pacing it is sent again when the rate
  *    allows); any other failure the retry policy's (`retry-policy.ts`): retry after a wait, or stop.
@@ -45,11 +45,8 @@ export interface OutgoingRequest extends RequestSummary {
   readonly priority?: Priority | undefined
 }
 
-/** An attempt's outcome after intake: a response is a {@link ReceivedResponse}; a too-large body keeps its request id. */
-export type ReceivedOutcome =
-  | { readonly ok: true; readonly response: ReceivedResponse }
-  | (Exclude<ExchangeOutcome, { ok: true } | { failure: 'too-large' }> & { readonly ok: false })
-  | (Extract<ExchangeOutcome, { failure: 'too-large' }> & { readonly requestId: string | undefined })
+/** An attempt's outcome after intake: the exchange's, as it came (see {@link ReceivedResponse} for how its headers are shown). */
+export type ReceivedOutcome = ExchangeOutcome
 
 /** Any 2xx. */
 function isAny2xx(status: number): boolean {
@@ -169,9 +166,9 @@ export class Transport {
       const left = call.left()
       if (left <= 0) throw call.outOfTime(`before attempt ${attempt}`)
       const sentAt = this.#limits.sending()
-      const started = performance.now()
+      observer.sending()
       const outcome = this.#intake(request, await this.#exchange(request, options, body, left))
-      observer.attempted(attempt, outcome, performance.now() - started)
+      observer.attempted(attempt, outcome)
       if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt)
       if (outcome.ok && outcome.response.success) return outcome.response
       if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) throw call.outOfTime(`during attempt ${attempt}`)
@@ -250,21 +247,15 @@ export class Transport {
   }
 
   /**
-   * What came back is made what the rest of the SDK reads, and safe to show: the secrets its body
-   * carries (a new chat token, also from a body that does not parse) are remembered first, then
-   * every header name and value is scrubbed, so that the request id (read once, here), errors,
-   * logs, traces and `response.headers` never show a secret the server echoed there.
+   * What came back, before anything reads it: the secrets its body carries (a new chat token, also
+   * from a body that does not parse) are remembered, so that whatever later shows this response
+   * or any other (its headers, an error, a log line, a trace) scrubs them. Nothing is copied or
+   * scrubbed here: what shows a response scrubs what it shows, when it shows it (read-response.ts).
    */
   #intake(request: OutgoingRequest, outcome: ExchangeOutcome): ReceivedOutcome {
-    if (outcome.ok) {
-      const { response } = outcome
-      if (request.secretFields !== undefined) this.redactor.rememberSecretsIn(decodeBody(response), request.secretFields)
-      const headers = this.redactor.redactHeaders(response.headers)
-      return { ok: true, response: { ...response, headers, requestId: headers['x-request-id'] } }
-    }
-    if (outcome.failure !== 'too-large') return outcome
-    const headers = this.redactor.redactHeaders(outcome.headers)
-    return { ...outcome, headers, requestId: headers['x-request-id'] }
+    if (outcome.ok && request.secretFields !== undefined)
+      this.redactor.rememberSecretsIn(decodeBody(outcome.response), request.secretFields)
+    return outcome
   }
 
   /** The error a failed attempt stands for, thrown when it is not retried. */
@@ -362,9 +353,9 @@ class Call implements LimitedCall {
     return this.#signal
   }
 
-  /** Ms left before the deadline (Infinity without one). */
+  /** Ms left before the deadline (Infinity without one, and then no clock is read). */
   left(): number {
-    return this.#at - Date.now()
+    return this.#at === Infinity ? Infinity : this.#at - Date.now()
   }
 
   /**

@@ -211,6 +211,85 @@ describe('x-request-id (and every other header) echoing a secret', () => {
   })
 })
 
+describe('headers scrubbed when shown, not when received (issue 32)', () => {
+  // Since 0.4 a response's headers are scrubbed when something shows them (response.headers,
+  // requestId, an error, a trace), not on arrival: every way to reach them must still scrub.
+  const echoing = (status: number, body: unknown = agentsPage(), extra: Record<string, string> = {}): Buffer =>
+    json(status, body, { 'x-request-id': `req-${encodeURIComponent(PLAIN)}`, 'x-echo': PLAIN, [`x-${PLAIN}`]: 'name', ...extra })
+
+  it('a spread copy, structuredClone, Object.entries, inspect before any read, and the page as JSON: none shows it', async () => {
+    const { client } = makeClient(PLAIN, () => echoing(200))
+    const page = await client.agents.list()
+    const meta = page.response
+    // Nothing has read the headers yet: each of these is the first to reach them.
+    expectHidden(inspect(meta, { showHidden: true, depth: Infinity }), PLAIN)
+    expectHidden({ ...meta }, PLAIN)
+    expectHidden(structuredClone(meta), PLAIN)
+    expectHidden(Object.entries(meta), PLAIN)
+    expectHidden(JSON.parse(JSON.stringify(page)) as unknown, PLAIN)
+    expectHidden(page, PLAIN)
+    // Read afterwards: scrubbed, and the same every time.
+    expect(meta.headers['x-echo']).toBe('[REDACTED]')
+    expect(meta.headers['x-[REDACTED]']).toBe('name')
+    expect(meta.requestId).toBe('req-[REDACTED]')
+    expect(meta.headers['x-request-id']).toBe(meta.requestId)
+    expect(meta.headers).toBe(meta.headers)
+    expect(JSON.parse(JSON.stringify(meta))).toEqual({ status: 200, headers: meta.headers, requestId: 'req-[REDACTED]' })
+  })
+
+  it('requestId read before the headers is the scrubbed value the headers then show', async () => {
+    const { client } = makeClient(PLAIN, () => echoing(200))
+    const { response: meta } = await client.agents.list().withResponse()
+    expect(meta.requestId).toBe('req-[REDACTED]')
+    expect(meta.headers['x-request-id']).toBe('req-[REDACTED]')
+    expectHidden(meta, PLAIN)
+  })
+
+  it("the 429 a paused client's refusal keeps (rateLimitPause: 'fail'), and the 429 itself", async () => {
+    const { client, logger } = makeClient(PLAIN, () => echoing(429, { error: 'slow down' }, { 'retry-after': '30' }))
+    const first = await rejection(client.agents.list())
+    const refused = await rejection(client.withOptions({ rateLimitPause: 'fail' }).agents.list())
+    expect(server.requests).toHaveLength(1) // the second call was refused before it was sent
+    for (const error of [first, refused]) {
+      expect((error as APIError).status).toBe(429)
+      expect((error as APIError).requestId).toBe('req-[REDACTED]')
+      expect((error as APIError).headers['x-echo']).toBe('[REDACTED]')
+      expectHidden(error, PLAIN)
+    }
+    expectLogsAndTracesHidden(logger, PLAIN)
+  })
+
+  it('a success over maxResponseBytes (its body never kept): the error shows the headers scrubbed', async () => {
+    const { client, logger } = makeClient(PLAIN, () => echoing(200))
+    const error = await rejection(client.withOptions({ maxResponseBytes: 16 }).agents.list())
+    expect(error).toBeInstanceOf(ResponseValidationError)
+    expect((error as ResponseValidationError).requestId).toBe('req-[REDACTED]')
+    expectHidden(error, PLAIN)
+    expectLogsAndTracesHidden(logger, PLAIN)
+  })
+
+  it('a retried call: every attempt logged, the trace of the last one, the result', async () => {
+    let calls = 0
+    server.respond(() => (calls++ === 0 ? echoing(503, { error: 'busy' }, { 'retry-after': '0' }) : echoing(200)))
+    const logger = recordingLogger()
+    const client = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: PLAIN,
+      maxRetries: 1,
+      logger,
+      logLevel: 'debug',
+    })
+    clients.push(client)
+    const { response: meta } = await client.agents.list().withResponse()
+    expect(calls).toBe(2)
+    expect(traces.at(-1)?.requestId).toBe('req-[REDACTED]')
+    expect(traces.at(-1)?.attempts).toBe(2)
+    expectHidden(meta, PLAIN)
+    expectLogsAndTracesHidden(logger, PLAIN)
+  })
+})
+
 describe('secrets cut by the 64 KiB error-body cap', () => {
   // The cap keeps the first 64 KiB of an error body: a secret echoed across that line is cut.
   const straddles = [MIN_FRAGMENT, 9, 13, 20, 30, PLAIN.length - 1]

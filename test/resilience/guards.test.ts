@@ -131,11 +131,17 @@ describe('logging', () => {
   it('debug logs every attempt with method, path, status, duration and attempt number', async () => {
     const { logger, lines } = recorder()
     const client = new ChatServiceClient({ baseUrl: await serve(emptyPage), ...base, logger, logLevel: 'debug' })
+    const before = performance.now()
     await client.agents.list()
+    const took = performance.now() - before
     await client.close()
     expect(lines).toHaveLength(1)
     expect(lines[0]?.level).toBe('debug')
     expect(lines[0]?.text).toMatch(/^chat-service-sdk: GET \/rest\/v1\/agents\?page=1 → 200 in \d+ ms \(attempt 1\)$/)
+    // The attempt's own duration: within the call (timed from the attempt, not from some earlier moment).
+    const ms = Number(/ in (\d+) ms /.exec(lines[0]?.text ?? '')?.[1])
+    expect(ms).toBeGreaterThanOrEqual(0)
+    expect(ms).toBeLessThanOrEqual(Math.ceil(took))
   })
 
   it.each<[NonNullable<ClientOptions['logLevel']>, number]>([

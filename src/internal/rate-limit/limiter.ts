@@ -8,8 +8,9 @@
  *   is sent until then; shared between processes through the store's `get`/`set`.
  * - Pacing (`pacing: 'adaptive'`, the default), from the first 429 on: a learned rate
  *   (`learner.ts`) spent through two lanes (`lanes.ts`), from the process's own bucket or a budget
- *   leased from the store (`shared.ts`). Before the first 429 nothing of it runs: {@link RateLimits.admit}
- *   returns `undefined` after two field reads.
+ *   leased from the store (`shared.ts`). Before the first 429 (and without a store) nothing of it
+ *   runs: {@link RateLimits.admit} and {@link RateLimits.sending} read one boolean, and
+ *   {@link RateLimits.accepted} only counts the response for the first 429's estimate (issue 32).
  * - What a 429 means for the call that met it: under pacing it is sent again when the rate allows,
  *   not counted against `maxRetries`, until the service has accepted nothing of this client for
  *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
@@ -107,6 +108,12 @@ export class RateLimits {
   #nextLearnedRead = 0
   /** The logger of the last call (for reports made outside a call: a lease's answer). */
   #log: SdkLogger | undefined
+  /**
+   * No store, and no 429 seen yet: no pause, no pacing, nothing to wait for or to time. The common
+   * case, read first on every attempt; false for good from the first 429 on (the checks after it
+   * see the pause and the pace end).
+   */
+  #quiet: boolean
 
   constructor(config: RateLimitsConfig) {
     this.#pause = new RateLimitPause(config.store)
@@ -114,6 +121,7 @@ export class RateLimits {
     this.#adaptive = config.pacing === 'adaptive'
     this.#redactor = config.redactor
     this.#clock = config.clock ?? systemClock
+    this.#quiet = config.store === undefined
   }
 
   /** Requests per second the client allows itself now, or `undefined` while it is not paced. */
@@ -136,13 +144,18 @@ export class RateLimits {
    * timeout, abort or close error.
    */
   admit(call: LimitedCall): Promise<void> | undefined {
+    if (this.#quiet) return undefined
     this.#log = call.options.log
     if (this.#store === undefined && this.#lanes === undefined && this.#pause.until() === undefined) return undefined
     return this.#admit(call)
   }
 
-  /** A request of `call`, sent at `sentAt` (ms since the epoch), was answered with anything but 429. */
+  /**
+   * A request of `call`, sent at `sentAt` (what {@link RateLimits.sending} returned), was answered
+   * with anything but 429. With `pacing: 'off'` nothing reads what was accepted.
+   */
   accepted(sentAt: number): void {
+    if (!this.#adaptive) return
     const now = this.#clock.now()
     this.#lastAccepted = now
     this.#closedStreak = 0
@@ -150,8 +163,13 @@ export class RateLimits {
     this.#learner.accepted(sentAt, now)
   }
 
-  /** A request of `call` is sent now: returns the moment, for {@link RateLimits.accepted} / {@link RateLimits.refused}. */
+  /**
+   * A request of `call` is sent now: returns the moment, for {@link RateLimits.accepted} /
+   * {@link RateLimits.refused}. Before the first 429 it is 0, "before any decrease of the rate",
+   * which is all the learner asks of a request sent then (its clock is not read).
+   */
   sending(): number {
+    if (this.#quiet) return 0
     const now = this.#clock.now()
     if (this.#lanes !== undefined) this.#learner.sent(now)
     return now
@@ -164,6 +182,7 @@ export class RateLimits {
    */
   refused(call: LimitedCall, response: ReceivedResponse, sentAt: number): RefusedVerdict {
     if (!this.#adaptive) return undefined
+    this.#quiet = false
     const now = this.#clock.now()
     this.#log = call.options.log
     const waitMs = serverRequestedDelay(response.headers, now)
@@ -200,6 +219,7 @@ export class RateLimits {
    */
   decided(response: ReceivedResponse, decision: RetryDecision, failures: number, log: SdkLogger): void {
     if (response.status !== 429) return
+    this.#quiet = false
     let ms: number | undefined
     if (decision.retry) ms = decision.delayMs
     else if (decision.reason === 'exhausted') ms = serverRequestedDelay(response.headers) ?? backoffDelay(failures - 1)
