@@ -30,8 +30,10 @@ export type MessagesCheckpoint = {
    * another company's conversations). Absent in checkpoints made by 0.3: those are taken as the
    * client's own, with a warning (and the checkpoint the run returns records it). To carry a
    * checkpoint over to a new key of the same company (key rotation), delete this member.
+   * `baseUrl` is the API root requests went to (origin and path through `/rest/v1`, e.g.
+   * `https://chat.example.com/rest/v1`); `keyId` the API key id.
    */
-  service?: CheckpointService | undefined
+  service?: { baseUrl: string; keyId: string } | undefined
   /** Conversation ids. */
   conversations: string[]
   /** Messages read of each conversation, from its first (the next run reads from message `read`). */
@@ -45,7 +47,7 @@ export type MessagesCheckpoint = {
   updatedAt: string[]
 }
 
-/** The service and key a {@link MessagesCheckpoint} was made with. */
+/** The service and key a {@link MessagesCheckpoint} was made with (its `service`, spelled out there for users). */
 export type CheckpointService = {
   /** The API root requests went to: origin and path through `/rest/v1`, e.g. `https://chat.example.com/rest/v1`. */
   baseUrl: string

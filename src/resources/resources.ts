@@ -2,7 +2,6 @@
 // time (`export type` from src/index.ts). Its classes are made by the SDK (their constructors are
 // private) and reached through the client; users name them rarely, as types, so they stay out of the
 // root's names. A value `instanceof` may test (a page) stays at the root.
-import type { CheckpointService as CheckpointServiceType } from '../pagination/checkpoint.ts'
 import type {
   ListAllIterable as ListAllIterableClass,
   ListRepairs as ListRepairsType,
@@ -28,8 +27,7 @@ import type { ConversationMessages as ConversationMessagesClass } from './messag
  * `resources.NewMessages`; with the types of their members: `resources.MetadataOptions`
  * (`withMetadata`'s options), `resources.SkippedCustomerUser` (a page's `skipped`, `onSkip`'s
  * argument), `resources.ListNewSummary` (`NewMessages.summary`), `resources.ListRepairs` and
- * `resources.MessagesRepairs` (what a listing repaired while the list moved: `.repairs`),
- * `resources.CheckpointService` (`MessagesCheckpoint.service`). (Pages, which you may test with
+ * `resources.MessagesRepairs` (what a listing repaired while the list moved: `.repairs`). (Pages, which you may test with
  * `instanceof`, are at the root: `Page`, `MessagePage`, `CustomerUserPage`.)
  */
 // eslint-disable-next-line @typescript-eslint/no-namespace -- a declaration only: ES modules cannot group types under one root name
@@ -47,6 +45,5 @@ export declare namespace resources {
     ListNewSummaryType as ListNewSummary,
     ListRepairsType as ListRepairs,
     MessagesRepairsType as MessagesRepairs,
-    CheckpointServiceType as CheckpointService,
   }
 }
