@@ -1,23 +1,21 @@
-/**
- * `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
- * nightly export). It scans the conversation list and compares each conversation with the
- * checkpoint's entry for it:
- *
- * - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
- * - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
- * - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
- *   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
- *   and what follows it is yielded (grown; unchanged when nothing follows);
- * - the check fails, or `message_count` fell below what was read → rewound: read again from the
- *   first message (at-least-once: its messages may repeat; message ids de-duplicate).
- *
- * The scan reads the list exactly once while it moves (list-scan.ts: a shift between two pages is
- * repaired before anything of the later page is planned), and scans it a second time when the
- * first scan saw the list move or left checkpoint entries unlisted: changes that keep `total`
- * cannot be seen from one scan, and a conversation is reported deleted only when neither scan
- * lists it. A quiet night costs one scan. Concurrency, read-ahead, early exit, abort and error
- * order are those of `listAll` (nested.ts).
- */
+// `listNew`: only the messages added since a checkpoint, for jobs that run again and again (the
+// nightly export). It scans the conversation list and compares each conversation with the
+// checkpoint's entry for it:
+//
+// - not in the checkpoint → new: read from its first message (one with `message_count` 0 needs no request);
+// - `message_count` and `updated_at` as in the checkpoint → unchanged: no request;
+// - `message_count` above what was read (or equal, with another `updated_at`) → the page holding
+//   message `read - 1` is requested, that message must still carry the id the checkpoint holds,
+//   and what follows it is yielded (grown; unchanged when nothing follows);
+// - the check fails, or `message_count` fell below what was read → rewound: read again from the
+//   first message (at-least-once: its messages may repeat; message ids de-duplicate).
+//
+// The scan reads the list exactly once while it moves (list-scan.ts: a shift between two pages is
+// repaired before anything of the later page is planned), and scans it a second time when the
+// first scan saw the list move or left checkpoint entries unlisted: changes that keep `total`
+// cannot be seen from one scan, and a conversation is reported deleted only when neither scan
+// lists it. A quiet night costs one scan. Concurrency, read-ahead, early exit, abort and error
+// order are those of `listAll` (nested.ts).
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
 import * as z from 'zod'
