@@ -91,6 +91,15 @@ export class Redactor {
     }
   }
 
+  /**
+   * Whether the client has issued tokens it remembers. Those may be forgotten (the oldest, once
+   * 1,024 newer ones came), so what may echo one is scrubbed while it is still known; the key
+   * secret is never forgotten, and scrubbing against it may wait until a value is shown.
+   */
+  get remembersTokens(): boolean {
+    return this.#tokens.size > 0
+  }
+
   /** Returns `text` with every known secret, and every piece of one at least 8 characters long, replaced by {@link REDACTED}. */
   redact(text: string): string {
     if (text.length === 0) return text

@@ -244,6 +244,23 @@ describe('issued tokens', () => {
     expect(JSON.stringify((error as AuthenticationError).body)).toContain('is not a key')
   })
 
+  it('a response read after the client issued 1,024 more tokens (and forgot the one it echoes) still does not show it', async () => {
+    server.respond(() => ({ body: tokenResponse(TOKEN) }))
+    await client.auth.issueToken({ userId: 'u' })
+    server.respond(() => ({
+      headers: { 'x-token': TOKEN, 'x-request-id': TOKEN },
+      body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } },
+    }))
+    const { response } = await client.agents.list().withResponse()
+    // The client remembers its latest 1,024 tokens: these push the echoed one out before anything reads the response.
+    let issued = 0
+    server.respond(() => ({ body: tokenResponse(`tok_later_${String(++issued).padStart(6, '0')}_abcdefgh`) }))
+    for (let n = 0; n < 1_024; n++) await client.auth.issueToken({ userId: 'u' })
+    expectHidden(response, TOKEN)
+    expect(response.headers['x-token']).toBe('[REDACTED]')
+    expect(response.requestId).toBe('[REDACTED]')
+  }, 60_000)
+
   it('a later ResponseValidationError whose body echoes the token does not show it', async () => {
     server.respond(() => ({ body: tokenResponse(TOKEN) }))
     await client.auth.issueToken({ userId: 'u' })
