@@ -180,8 +180,9 @@ export interface RequestOptions {
   /**
    * Which lane of the client's paced rate this call uses (see {@link ClientOptions.pacing}):
    * `'interactive'`, a call a person waits on, takes a reserved share and never queues behind
-   * `'batch'` traffic. Default: `'interactive'` for single calls and a list's first page;
-   * `'batch'` for later pages of an iteration, prefetched pages, `listAll` and `listNew`.
+   * `'batch'` traffic. Default: `'interactive'` for single calls, a list's first page and every
+   * page of `findByExternalId`; `'batch'` for later pages of an iteration, prefetched pages,
+   * `listAll` and `listNew`.
    * Given on a call, it applies to every request of the call; on a client (`client.withOptions({ priority: 'batch' })` for a background job), to every call of it. Changes nothing while the client is not paced.
    */
   priority?: 'interactive' | 'batch' | undefined
