@@ -180,8 +180,9 @@ export interface RequestOptions {
   /**
    * Which lane of the client's paced rate this call uses (see {@link ClientOptions.pacing}):
    * `'interactive'`, a call a person waits on, takes a reserved share and never queues behind
-   * `'batch'` traffic. Default: `'interactive'` for single calls and a list's first page;
-   * `'batch'` for later pages of an iteration, prefetched pages, `listAll` and `listNew`.
+   * `'batch'` traffic. Default: `'interactive'` for single calls, a list's first page and every
+   * page of `findByExternalId`; `'batch'` for later pages of an iteration, prefetched pages,
+   * `listAll` and `listNew`.
    * Given on a call, it applies to every request of the call; on a client (`client.withOptions({ priority: 'batch' })` for a background job), to every call of it. Changes nothing while the client is not paced.
    */
   priority?: 'interactive' | 'batch' | undefined
@@ -289,8 +290,9 @@ export interface ClientOptions extends ClientOverrides {
    *   a person waits on (`priority: 'interactive'`) keep a reserved share of the rate, so an export
    *   never makes a login call queue behind it. A 429 is then not a failure while the service lets
    *   requests through: the call is sent again when the rate allows, without counting against
-   *   `maxRetries`, until the service has accepted no request of this client for 60,000 ms
-   *   (then `RateLimitError`), `totalTimeout` runs out or `signal` aborts. With a
+   *   `maxRetries`, until the service has accepted no request of this client for 60,000 ms or
+   *   asks for a `Retry-After` over 60 s (then `RateLimitError`), `totalTimeout` runs out
+   *   (`APITimeoutError`) or `signal` aborts. With a
    *   `rateLimitStore` that has `take`, the learned rate and its budget are shared by every
    *   process of the store. `client.pacedRate` shows the rate; pacing ends after 5 minutes
    *   without a 429.

@@ -393,6 +393,10 @@ export class UnstableListError extends ChatServiceError {
   /** Pages read again to repair them before the listing stopped. */
   readonly rereads: number
 
+  /**
+   * @param message - What happened, already scrubbed of secrets (the SDK's listings write it).
+   * @param details - The listing's `operation`, its `shifts` and its `rereads` (see the members).
+   */
   constructor(message: string, details: { readonly operation: string; readonly shifts: number; readonly rereads: number }) {
     super(message, { retryable: true })
     this.operation = details.operation

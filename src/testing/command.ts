@@ -31,7 +31,8 @@ const USAGE = `Usage: chat-service-fake [options]
 Starts the fake Chat Service (chat-service-sdk/testing) on ${DEFAULT_HOST} with a generated dataset,
 and prints its base URL, an API key pair and ready-to-paste environment lines. Ctrl-C stops it.
 Loopback clients can steer it over HTTP: POST /__fake/faults, /__fake/seed,
-/__fake/append-messages; GET /__fake/requests (see TESTING.md).
+/__fake/append-messages, /__fake/list-moves, /__fake/deprecation; GET /__fake/requests (see
+TESTING.md, "Steering a listening fake").
 
 Options:
   --port N             TCP port (default ${DEFAULT_PORT}; 0 picks a free port)
