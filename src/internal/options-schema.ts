@@ -19,22 +19,48 @@ function shapeOf<const S extends Scope>(scopes: readonly S[]): Shape<S> {
   return Object.fromEntries(keysIn(...scopes).map((key) => [key, OPTIONS[key].schema.optional()])) as Shape<S>
 }
 
+/** Where an option of each scope may be given: what the message of one given elsewhere says. */
+const WHERE: Record<Scope, string> = {
+  client: 'only to new ChatServiceClient',
+  withOptions: 'to new ChatServiceClient or withOptions, not to one call',
+  call: 'to new ChatServiceClient, withOptions or one call',
+  callOnly: "only to one call (a method's last argument)",
+  list: "only to a list method's last argument",
+}
+
+/**
+ * The message of keys an option object does not take: an option of another place says where it
+ * belongs (`withOptions({ pacing })`: "pacing may be given only to new ChatServiceClient"), rather
+ * than zod's bare "Unrecognized key". Keys that are no option keep zod's message.
+ */
+function misplaced(issue: { readonly code?: string; readonly keys?: readonly string[] }): string | undefined {
+  if (issue.code !== 'unrecognized_keys' || issue.keys === undefined) return undefined
+  const known = issue.keys.filter((key): key is keyof typeof OPTIONS => Object.hasOwn(OPTIONS, key))
+  if (known.length !== issue.keys.length) return undefined
+  return known.map((key) => `${key} may be given ${WHERE[OPTIONS[key].scope]}`).join('; ')
+}
+
+/** A strict schema of `shape` whose misplaced options say where they belong. */
+function optionsObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core.$strict> {
+  return z.strictObject(shape, { error: misplaced })
+}
+
 /** Schema of {@link ClientOptions}. */
-export const clientOptionsSchema = z.strictObject(
+export const clientOptionsSchema = optionsObject(
   shapeOf(SCOPES_OF.client) satisfies Exactly<ClientOptions, (typeof SCOPES_OF.client)[number]>,
 )
 
 /** Schema of {@link ClientOverrides}. */
-export const clientOverridesSchema = z.strictObject(
+export const clientOverridesSchema = optionsObject(
   shapeOf(SCOPES_OF.withOptions) satisfies Exactly<ClientOverrides, (typeof SCOPES_OF.withOptions)[number]>,
 )
 
 /** Schema of {@link RequestOptions}. */
-export const requestOptionsSchema = z.strictObject(
+export const requestOptionsSchema = optionsObject(
   shapeOf(SCOPES_OF.call) satisfies Exactly<RequestOptions, (typeof SCOPES_OF.call)[number]>,
 )
 
 /** Schema of {@link ListRequestOptions}. */
-export const listRequestOptionsSchema = z.strictObject(
+export const listRequestOptionsSchema = optionsObject(
   shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>,
 )

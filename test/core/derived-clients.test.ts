@@ -294,7 +294,9 @@ describe('options withOptions refuses', () => {
     ['keySecret', { keySecret: KEY_SECRET }],
     ['dispatcher', { dispatcher: new Agent() }],
     ['connections', { connections: 4 }],
-  ])('%s is a RequestValidationError, and nothing is sent', (name, overrides) => {
+    ['pacing', { pacing: 'off' }],
+    ['rateLimitStore', { rateLimitStore: { get: async () => undefined, set: async () => {} } }],
+  ])('%s is a RequestValidationError that says where it belongs, and nothing is sent', (name, overrides) => {
     let thrown: unknown
     try {
       client.withOptions(overrides as never)
@@ -302,8 +304,19 @@ describe('options withOptions refuses', () => {
       thrown = error
     }
     expect(thrown).toBeInstanceOf(RequestValidationError)
-    expect((thrown as Error).message).toContain(name)
+    expect((thrown as Error).message).toContain(`${name} may be given only to new ChatServiceClient`)
     expect(inspect(thrown, { showHidden: true })).not.toContain(KEY_SECRET)
+    expect(server.arrivals).toHaveLength(0)
+  })
+
+  it('an option of one call or of list methods, given elsewhere, says where it belongs', async () => {
+    expect(() => client.withOptions({ signal: AbortSignal.timeout(1_000) } as never)).toThrow(
+      "signal may be given only to one call (a method's last argument)",
+    )
+    const error = await rejection(client.auth.issueToken({ userId: 'u' }, { prefetch: 2 } as never))
+    expect(error).toBeInstanceOf(RequestValidationError)
+    expect((error as Error).message).toContain("prefetch may be given only to a list method's last argument")
+    expect(() => client.withOptions({ bogus: 1 } as never)).toThrow('Unrecognized key: "bogus"')
     expect(server.arrivals).toHaveLength(0)
   })
 
