@@ -30,7 +30,18 @@ import { spawnExportServer } from '../export/control.ts'
 import { fmtRatio, fmtSpread, machineInfo, percentile, ratioStat, rotate, spread, table } from '../lib.ts'
 import { pauseOnly, redisRateLimitStore } from '../../examples/distributed-export/rate-limit-store.ts'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, only: { type: 'string', default: 'export,rate' } } })
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'export,rate' },
+    // The rate section: only the contenders whose name contains this, and a per-second timeline of each run.
+    contender: { type: 'string', default: '' },
+    limiter: { type: 'string', default: '' },
+    timeline: { type: 'boolean', default: false },
+    /** With --timeline: the workers' pacing log lines too. */
+    'pacing-log': { type: 'boolean', default: false },
+  },
+})
 const ROUNDS = Number(values.rounds)
 const sections = new Set(values.only.split(','))
 const EXAMPLE = fileURLToPath(new URL('../../examples/distributed-export/', import.meta.url))
@@ -40,6 +51,35 @@ const WORKERS = 4
 const PER_WORKER = 4
 /** The 429 section: the fake's limit, and a company small enough to finish under it. */
 const RATE = { requestsPerSecond: 100, burst: 20, conversations: 2_000, messages: 40_000, latencyMs: 10 }
+
+/**
+ * Accepted requests per second from the workers' first request to their last (logins included):
+ * the export itself, as bench:pacing measures one process, without the producer's start-up and
+ * BullMQ's hand-over at the end.
+ */
+function exportSpanUseful(
+  requests: readonly { readonly time: number; readonly path: string; readonly status?: number | undefined }[],
+): number {
+  const exporting = requests.filter((request) => !request.path.endsWith('/auth/token'))
+  const first = Math.min(...exporting.map((request) => request.time))
+  const last = Math.max(...exporting.map((request) => request.time))
+  const accepted = requests.filter((request) => request.time >= first && request.time <= last && request.status !== 429).length
+  return accepted / ((last - first) / 1000)
+}
+
+/** Requests per second of a run (accepted / 429), from the moment the producer started. */
+function timeline(requests: readonly { readonly time: number; readonly status?: number | undefined }[], startedPerf: number): string {
+  const start = Date.now() - (performance.now() - startedPerf)
+  const seconds: ({ ok: number; refused: number } | undefined)[] = []
+  for (const request of requests) {
+    const second = Math.floor((request.time - start) / 1000)
+    if (second < 0) continue
+    const slot = (seconds[second] ??= { ok: 0, refused: 0 })
+    if (request.status === 429) slot.refused++
+    else slot.ok++
+  }
+  return Array.from(seconds, (slot, second) => `    ${second}s ${slot?.ok ?? 0}/${slot?.refused ?? 0}`).join('\n')
+}
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`)
 const out = (line = ''): void => void process.stdout.write(`${line}\n`)
@@ -51,7 +91,10 @@ interface Proc {
 }
 
 function run(command: string, args: readonly string[], env: Record<string, string>): Proc {
-  const child = spawn(command, args, { env: { ...process.env, CHAT_SERVICE_LOG: 'error', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, {
+    env: { ...process.env, CHAT_SERVICE_LOG: values['pacing-log'] ? 'info' : 'error', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const lines: string[] = []
   createInterface({ input: child.stdout }).on('line', (line) => lines.push(line))
   createInterface({ input: child.stderr }).on('line', (line) => lines.push(line))
@@ -218,9 +261,12 @@ try {
     } as const
     const rows: string[][] = []
     for (const [limiterName, rateLimit] of Object.entries(limiters)) {
+      if (!limiterName.includes(values.limiter)) continue
       for (const [name, contender] of Object.entries(contenders)) {
-        const figures: { useful: number[]; refused: number[]; p50: number[]; p95: number[]; wall: number[] } = {
+        if (!name.includes(values.contender)) continue
+        const figures: { useful: number[]; span: number[]; refused: number[]; p50: number[]; p95: number[]; wall: number[] } = {
           useful: [],
+          span: [],
           refused: [],
           p50: [],
           p95: [],
@@ -271,10 +317,25 @@ try {
           })()
           const dir = join(work, prefix)
           const started = performance.now()
-          await mustExit(
-            run(process.execPath, [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', 'n1'], env),
-            'producer',
+          const producer = run(
+            process.execPath,
+            [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', 'n1'],
+            env,
           )
+          if (values.timeline) {
+            const seen = new Set<string>()
+            const stamp = setInterval(() => {
+              for (const line of [...producer.lines, ...workers.flatMap((w) => w.lines)])
+                if (!seen.has(line)) {
+                  seen.add(line)
+                  log(`    ${((performance.now() - started) / 1000).toFixed(2)}s ${line}`)
+                }
+            }, 20)
+            void producer.exit.finally(() => {
+              clearInterval(stamp)
+            })
+          }
+          await mustExit(producer, 'producer')
           const wallMs = performance.now() - started
           exporting = false
           await logins
@@ -285,28 +346,34 @@ try {
           await stopAll(workers)
           await server.close()
           const refused = fake.requests.filter((request) => request.status === 429).length
+          if (values.timeline) log(timeline(fake.requests, started))
+          if (values['pacing-log'])
+            for (const [index, worker] of workers.entries())
+              for (const line of worker.lines) if (line.includes('pacing')) log(`    worker ${index}: ${line}`)
           const statuses = { ok: fake.requests.length - refused, refused }
           const sorted = loginTimes.toSorted((x, y) => x - y)
           figures.useful.push(statuses.ok / (wallMs / 1000) / RATE.requestsPerSecond)
+          figures.span.push(exportSpanUseful(fake.requests) / RATE.requestsPerSecond)
           figures.refused.push((100 * statuses.refused) / (statuses.ok + statuses.refused))
           figures.p50.push(percentile(sorted, 50))
           figures.p95.push(percentile(sorted, 95))
           figures.wall.push(wallMs / 1000)
           log(
-            `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}: useful ${figures.useful.at(-1)!.toFixed(2)} of the limit, ${figures.refused.at(-1)!.toFixed(1)} % 429s, login p95 ${figures.p95.at(-1)!.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
+            `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}: useful ${figures.useful.at(-1)!.toFixed(2)} of the limit (${figures.span.at(-1)!.toFixed(2)} over the export), ${figures.refused.at(-1)!.toFixed(1)} % 429s, login p95 ${figures.p95.at(-1)!.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
           )
         }
         rows.push([
           limiterName,
           name,
           fmtSpread(spread(figures.useful), 2),
+          fmtSpread(spread(figures.span), 2),
           fmtSpread(spread(figures.refused), 1, ' %'),
           `${fmtSpread(spread(figures.p50), 0)} / ${fmtSpread(spread(figures.p95), 0)}`,
           fmtSpread(spread(figures.wall), 1),
         ])
       }
     }
-    out(table(['limiter', 'workers', 'useful / limit', '429s', 'login p50 / p95 ms', 'wall s'], rows))
+    out(table(['limiter', 'workers', 'useful / limit', 'over the export', '429s', 'login p50 / p95 ms', 'wall s'], rows))
     out()
     out('Every night wrote every message exactly once (checked: the files hold every message of the company).')
   }

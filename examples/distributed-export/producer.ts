@@ -116,11 +116,14 @@ try {
   process.exitCode = 1
 } finally {
   watching.abort()
+  // QueueEvents blocks on its connection (XREAD, up to its blockingTimeout) and BullMQ leaves
+  // connections it was given open: dropped first, so that closing does not wait out the block
+  // (it held every run's exit for the whole 2 s bound below).
+  listening.disconnect()
   // Bounded: closing waits for Redis, which may be the thing that is gone.
   const closing = Promise.all([events.close(), queues.nights.close(), queues.shards.close(), flows.close()])
-  const closed = await Promise.race([closing.then(() => true), sleep(2_000).then(() => false)])
-  // BullMQ leaves connections it was given open.
-  listening.disconnect()
+  // The bound's timer is unref'd: once closing wins it must not hold the process for the rest of it.
+  const closed = await Promise.race([closing.then(() => true), sleep(2_000, undefined, { ref: false }).then(() => false)])
   redis.disconnect()
   // The connections BullMQ made itself would go on trying to reach a Redis that is gone.
   if (!closed) process.exit()

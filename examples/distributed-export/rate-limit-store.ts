@@ -13,11 +13,13 @@ const SET_LATER = `if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARG
  * `RateLimitStore.take`, atomically: keeps the newer learned rate (by its `at`), then refills the
  * bucket at the rate asked (on Redis's own clock, so the workers' clocks only matter for the
  * learned rate's `at`) and grants what is above the reserve. Forgotten after 10 idle minutes.
- * ARGV: tokens, reserve, ratePerSecond, burst, learned max, at, recoveryMs ('' when none).
+ * ARGV: tokens, reserve, ratePerSecond, burst, learned max, at, recoveryMs ('' when none), accepted.
+ * It also counts the requests accepted per second of Redis's clock (this second and the last), to
+ * answer what all processes accepted over about the last second.
  */
 const TAKE = `local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'max', 'learnedAt', 'recoveryMs')
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'max', 'learnedAt', 'recoveryMs', 'second', 'accepted', 'acceptedBefore')
 if ARGV[5] ~= '' and (not s[4] or tonumber(ARGV[6]) > tonumber(s[4])) then
   s[3], s[4], s[5] = ARGV[5], ARGV[6], ARGV[7]
   redis.call('HSET', KEYS[1], 'max', s[3], 'learnedAt', s[4], 'recoveryMs', s[5])
@@ -32,8 +34,14 @@ if want > 0 then
   granted = math.max(0, math.min(want, math.floor(tokens - tonumber(ARGV[2]))))
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - granted), 'at', now)
 end
+local second, accepted, before = tonumber(time[1]), tonumber(s[7]) or 0, tonumber(s[8]) or 0
+local last = tonumber(s[6]) or second
+if second == last + 1 then before, accepted = accepted, 0 elseif second > last + 1 then before, accepted = 0, 0 end
+accepted = accepted + (tonumber(ARGV[8]) or 0)
+redis.call('HSET', KEYS[1], 'second', second, 'accepted', accepted, 'acceptedBefore', before)
 redis.call('PEXPIRE', KEYS[1], 600000)
-return { granted, s[3] or false, s[4] or false, s[5] or false }`
+local perSecond = accepted + before * (1 - (now % 1000) / 1000)
+return { granted, s[3] or false, s[4] or false, s[5] or false, tostring(perSecond) }`
 
 /**
  * A store on two Redis keys, `key` (the pause) and `key:pacing` (the learned rate and its bucket).
@@ -45,10 +53,14 @@ export function redisRateLimitStore(redis: Redis, key: string, maxAgeMs?: number
     set: async (untilEpochMs) => {
       await redis.eval(SET_LATER, 1, key, untilEpochMs)
     },
-    take: async ({ tokens, reserve, ratePerSecond, burst, learned }: RateLimitStore.Take): Promise<RateLimitStore.Grant> => {
-      const args = [tokens, reserve, ratePerSecond, burst, learned?.max ?? '', learned?.at ?? '', learned?.recoveryMs ?? '']
-      const [granted, max, at, recoveryMs] = (await redis.eval(TAKE, 1, `${key}:pacing`, ...args)) as [number, ...(string | null)[]]
-      return { tokens: granted, learned: max == null ? null : { max: Number(max), at: Number(at), recoveryMs: Number(recoveryMs) } }
+    take: async ({ tokens, reserve, ratePerSecond, burst, learned, accepted }: RateLimitStore.Take): Promise<RateLimitStore.Grant> => {
+      const args = [tokens, reserve, ratePerSecond, burst, learned?.max ?? '', learned?.at ?? '', learned?.recoveryMs ?? '', accepted]
+      const [granted, max, at, recoveryMs, perSecond] = (await redis.eval(TAKE, 1, `${key}:pacing`, ...args)) as [
+        number,
+        ...(string | null)[],
+      ]
+      const learnedRate = max == null ? null : { max: Number(max), at: Number(at), recoveryMs: Number(recoveryMs) }
+      return { tokens: granted, learned: learnedRate, acceptedPerSecond: Number(perSecond) }
     },
     maxAgeMs,
   }

@@ -71,6 +71,11 @@ export interface RateLimitStore {
    *    grants `min(tokens, floor(bucket − reserve))` tokens (never fewer than 0) and takes them out.
    *    With `tokens: 0` the bucket is not touched.
    * 3. Answers the tokens granted and the stored learned rate (`null` when none).
+   * 4. Optionally (a store that skips it keeps working): adds `request.accepted` to a count of the
+   *    requests accepted per second of its own clock, and answers `acceptedPerSecond`, the count
+   *    over about the last second (this second's count plus the last second's, weighted by the
+   *    share of it still inside the last 1,000 ms). A process that meets its first 429 starts
+   *    its estimate of the limit from this sum of all processes rather than from its own share.
    *
    * When the SDK calls it: while the client paces, for the requests waiting when its leased tokens
    * run out (at most a tenth of a second's worth at a time, one call at a time); while it does not,
@@ -109,6 +114,8 @@ export interface RateLimitTake {
   readonly burst: number
   /** A rate this client learned, to record if it is newer than the stored one. */
   readonly learned?: LearnedRate | undefined
+  /** Requests this client had accepted (answered with anything but 429) since its last `take`: a whole number, 0 or more. */
+  readonly accepted: number
 }
 
 /** What `RateLimitStore.take` answers. */
@@ -117,6 +124,11 @@ export interface RateLimitGrant {
   readonly tokens: number
   /** The stored learned rate after this take; `null` or absent when none is stored. */
   readonly learned?: LearnedRate | null | undefined
+  /**
+   * Requests per second all processes of the store accepted over about the last second (step 4 of
+   * `take`): a number, 0 or more; absent or `null` when the store does not count them.
+   */
+  readonly acceptedPerSecond?: number | null | undefined
 }
 
 /**

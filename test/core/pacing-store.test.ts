@@ -97,6 +97,107 @@ describe('two clients sharing a store with take', () => {
   })
 })
 
+describe('what the clients of a store learn together', () => {
+  const page = { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } } as const
+  const refused = { status: 429, body: { error: 'slow down' } } as const
+
+  /** A accepted `calls` requests (told to the store); then B meets its first 429: B's paced rate just after it. */
+  async function firstRateOfB(counts: boolean, calls: number): Promise<{ rate: number; told: number | undefined }> {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let bSeen = 0
+    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && bSeen++ === 0 ? refused : page))
+    const store = memoryStore()
+    store.counts = counts
+    let told: number | undefined
+    const observed: RateLimitStore = {
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      maxAgeMs: 0,
+      take: async (request) => {
+        const grant = await store.take(request)
+        told = grant.acceptedPerSecond ?? undefined
+        return grant
+      },
+    }
+    const options = { baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', rateLimitStore: observed } as const
+    const a = new ChatServiceClient(options)
+    const b = new ChatServiceClient({ ...options, headers: { 'x-client': 'b' } })
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    )
+    for (let i = 0; i < calls; i++) await a.agents.list()
+    await a.agents.list() // tells the store the last of them (each take carries the count since the one before)
+    await b.agents.list() // its first 429 (B had accepted nothing), then accepted
+    return { rate: b.pacedRate ?? 0, told }
+  }
+
+  it("a client's first 429 starts from what all of them accepted (acceptedPerSecond), not from its own share", async () => {
+    const { rate, told } = await firstRateOfB(true, 40)
+    expect(told).toBeGreaterThan(5) // A's 40 calls, in about the last second (fewer on a slow machine)
+    expect(rate).toBeGreaterThanOrEqual(0.8 * told! * 0.95) // BETA × the store's sum, give or take the time since
+  })
+
+  it('with a store that does not count, it starts from its own share (the least rate, having accepted nothing)', async () => {
+    const { rate, told } = await firstRateOfB(false, 40)
+    expect(told).toBeUndefined()
+    expect(rate).toBeLessThan(1)
+  })
+
+  it('a 429 for a request sent before it adopted the rate another client lowered does not lower it again', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let aRefused = false
+    let bRefused = false
+    let arrived!: () => void
+    const bSent = new Promise<void>((resolve) => (arrived = resolve))
+    let answer!: () => void
+    const bAnswered = new Promise<void>((resolve) => (answer = resolve))
+    server.respond(async (arrival) => {
+      if (arrival.headers['x-client'] !== 'b') {
+        if (aRefused) return page
+        aRefused = true
+        return refused
+      }
+      if (!arrival.target.includes('limit=7') || bRefused) return page
+      bRefused = true
+      arrived() // B's request sent after A's decrease, before B heard of it: its 429 comes once B paces at A's rate
+      await bAnswered
+      return refused
+    })
+    const store = memoryStore()
+    // B's store answers its takes only once its request is on the wire: B sends it unpaced.
+    const slowTakes: RateLimitStore = {
+      ...store,
+      maxAgeMs: 0,
+      take: async (request) => {
+        await bSent
+        return store.take(request)
+      },
+    }
+    const options = { baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' } as const
+    const a = new ChatServiceClient({ ...options, rateLimitStore: store })
+    const b = new ChatServiceClient({ ...options, rateLimitStore: slowTakes, headers: { 'x-client': 'b' } })
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    )
+    await a.agents.list() // a 429, then accepted: A lowered the rate and told the store
+    const lowered = store.learned
+    expect(lowered).not.toBeNull()
+    const early = b.agents.list({ limit: 7 })
+    await bSent
+    await expect.poll(() => b.pacedRate).toBeGreaterThan(0) // B adopted A's rate
+    await b.agents.list() // and had a request accepted at it
+    const before = b.pacedRate!
+    answer()
+    await early // B's early request: a 429, then accepted
+    expect(store.learned).toEqual(lowered) // B lowered nothing (so told the store nothing newer)
+    expect(b.pacedRate).toBeGreaterThanOrEqual(before)
+  })
+})
+
 describe('a store that fails never fails a call', () => {
   it('take() throws from the middle of an export on: the export completes, paced by the process alone; one warn', async () => {
     const { fake, server } = await limitedFake()

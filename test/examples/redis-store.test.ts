@@ -24,7 +24,7 @@ afterAll(async () => {
   await server.stop()
 })
 
-const take = { reserve: 0, ratePerSecond: 0, burst: 0 }
+const take = { reserve: 0, ratePerSecond: 0, burst: 0, accepted: 0 }
 
 describe('take, as the contract says', () => {
   it("is the script docs/rate-limits.md shows users (the guide's snippet runs against an in-memory stand-in)", () => {
@@ -36,18 +36,18 @@ describe('take, as the contract says', () => {
 
   it('keeps the learned rate with the later at, and answers it', async () => {
     const store = redisRateLimitStore(redis, 'test:learned')
-    expect(await store.take!({ ...take, tokens: 0 })).toEqual({ tokens: 0, learned: null })
+    expect(await store.take!({ ...take, tokens: 0 })).toMatchObject({ tokens: 0, learned: null })
     const learned = { max: 42.5, at: 1_000, recoveryMs: 3_000 }
-    expect(await store.take!({ ...take, tokens: 0, learned })).toEqual({ tokens: 0, learned })
-    expect(await store.take!({ ...take, tokens: 0, learned: { max: 10, at: 999, recoveryMs: 0 } })).toEqual({ tokens: 0, learned })
+    expect(await store.take!({ ...take, tokens: 0, learned })).toMatchObject({ tokens: 0, learned })
+    expect(await store.take!({ ...take, tokens: 0, learned: { max: 10, at: 999, recoveryMs: 0 } })).toMatchObject({ tokens: 0, learned })
     const newer = { max: 30, at: 1_001, recoveryMs: 0 }
-    expect(await store.take!({ ...take, tokens: 0, learned: newer })).toEqual({ tokens: 0, learned: newer })
+    expect(await store.take!({ ...take, tokens: 0, learned: newer })).toMatchObject({ tokens: 0, learned: newer })
   })
 
   it('a bucket full at first, never granting past the reserve, refilled at the rate asked', async () => {
     const store = redisRateLimitStore(redis, 'test:bucket')
     // A token every 1,000 s: nothing refills while the test runs, however slow the machine.
-    const ask = { tokens: 4, reserve: 2, ratePerSecond: 0.001, burst: 5 }
+    const ask = { tokens: 4, reserve: 2, ratePerSecond: 0.001, burst: 5, accepted: 0 }
     expect((await store.take!(ask)).tokens).toBe(3) // 5 - reserve 2
     expect((await store.take!(ask)).tokens).toBe(0)
     expect((await store.take!({ ...ask, reserve: 0 })).tokens).toBe(2) // an interactive take gets the reserve
@@ -56,6 +56,26 @@ describe('take, as the contract says', () => {
     expect((await store.take!({ ...ask, reserve: 0 })).tokens).toBe(0)
     await new Promise((resolve) => setTimeout(resolve, 20)) // 20,000 tokens' worth at 1e6/s; the bucket holds 5
     expect((await store.take!({ ...ask, tokens: 10, reserve: 0, ratePerSecond: 1e6 })).tokens).toBe(5)
+  })
+
+  it("adds up what the processes accepted, per second of Redis's clock, and answers it", async () => {
+    expect((await redisRateLimitStore(redis, 'test:accepted').take!({ ...take, tokens: 0 })).acceptedPerSecond).toBe(0)
+    // Two takes in one second of Redis's clock answer their sum; across a second boundary the
+    // older one counts for the share of it still inside the last 1,000 ms (between 20 and 50).
+    for (let attempt = 1; ; attempt++) {
+      const store = redisRateLimitStore(redis, `test:accepted-${attempt}`)
+      const [before] = await redis.time()
+      await store.take!({ ...take, tokens: 0, accepted: 30 })
+      const { acceptedPerSecond } = await store.take!({ ...take, tokens: 1, ratePerSecond: 1, burst: 1, accepted: 20 })
+      const [after] = await redis.time()
+      expect(acceptedPerSecond).toBeGreaterThanOrEqual(20)
+      expect(acceptedPerSecond).toBeLessThanOrEqual(50)
+      if (before === after) {
+        expect(acceptedPerSecond).toBe(50)
+        return
+      }
+      if (attempt === 4) throw new Error('four tries never ran in one second of Redis time')
+    }
   })
 })
 

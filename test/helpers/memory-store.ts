@@ -12,17 +12,25 @@ export interface MemoryStore extends RateLimitStore {
   learned: RateLimitStore.LearnedRate | null
   tokens: number | undefined
   takes: RateLimitStore.Take[]
+  /** Whether it counts accepted requests and answers `acceptedPerSecond` (step 4 of the contract, optional; on by default). */
+  counts: boolean
+  take(request: RateLimitStore.Take): Promise<RateLimitStore.Grant>
   /** Makes every later call throw (or recover, with `false`). */
   failing: boolean
 }
 
 export function memoryStore(clock: () => number = Date.now): MemoryStore {
   let at = 0
+  /** Accepted requests per second of the clock: this second's, and the last one's. */
+  let second = 0
+  let accepted = 0
+  let acceptedBefore = 0
   const store: MemoryStore = {
     pausedUntil: 0,
     learned: null,
     tokens: undefined,
     takes: [],
+    counts: true,
     failing: false,
     get() {
       if (store.failing) throw new Error('store down')
@@ -46,7 +54,15 @@ export function memoryStore(clock: () => number = Date.now): MemoryStore {
         store.tokens = tokens - granted
         at = now
       }
-      return Promise.resolve({ tokens: granted, learned: store.learned })
+      if (!store.counts) return Promise.resolve({ tokens: granted, learned: store.learned })
+      const now = clock()
+      const current = Math.floor(now / 1000)
+      if (current === second + 1) [acceptedBefore, accepted] = [accepted, 0]
+      else if (current > second + 1) [acceptedBefore, accepted] = [0, 0]
+      second = Math.max(second, current)
+      accepted += request.accepted
+      const acceptedPerSecond = accepted + acceptedBefore * (1 - (now % 1000) / 1000)
+      return Promise.resolve({ tokens: granted, learned: store.learned, acceptedPerSecond })
     },
   }
   return store

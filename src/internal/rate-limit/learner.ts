@@ -11,8 +11,12 @@
  * - A 429 for a request sent after the last decrease sets `max` to the rate the service accepted
  *   just before it (successes per second of the last {@link WINDOW_MS} the client was not paused),
  *   and starts the rate again at `BETA × max`. A 429 for a request sent before the last decrease
- *   says nothing new (it was sent at the old rate) and lowers nothing, as TCP ignores losses of
- *   packets sent before its last reduction.
+ *   (or before this process adopted a decrease another one made) says nothing new (it was sent at
+ *   the old rate) and lowers nothing, as TCP ignores losses of packets sent before its last
+ *   reduction.
+ * - Processes sharing a store: the first 429's estimate is the larger of what this process had
+ *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
+ *   start from one worker's share.
  * - While requests succeed the rate climbs back as `max × (1 + (1 − BETA) × ((t − K) / K)³)`, `t`
  *   the time since the decrease: steep at first, flat near `max` (where the limit was found), then
  *   probing past it ever faster, so a limit that was raised is found again. It reaches `max` again
@@ -117,6 +121,14 @@ export class RateLearner {
   #learned: LearnedRate | undefined
   /** When the last 429 was met, ms since the epoch. */
   #lastRefusal = 0
+  /**
+   * From when this process sends at the current learned rate, ms since the epoch: the decrease's
+   * `at` for its own, the moment it adopted one learned by another process. A request sent before
+   * it was sent at the old rate, so its 429 says nothing new, even when it was sent after the other
+   * process's decrease (without this, each of N processes lowered the rate again for the same
+   * overshoot: BETA to the N).
+   */
+  #decreasedAt = 0
   /** Whether a request sent after the last decrease was accepted. */
   #acceptedSinceDecrease = false
   readonly #accepted = new SlotCounter()
@@ -174,7 +186,7 @@ export class RateLearner {
   /** A request sent at `sentAt` was accepted (any response but 429) at `now`. */
   accepted(sentAt: number, now: number): void {
     this.#accepted.add(now)
-    if (this.#learned !== undefined && sentAt > this.#learned.at) this.#acceptedSinceDecrease = true
+    if (this.#learned !== undefined && sentAt > this.#decreasedAt) this.#acceptedSinceDecrease = true
   }
 
   /** The client is paused (a `Retry-After`, a closed service) for `ms` from `now`: not time in which it could send. */
@@ -184,19 +196,21 @@ export class RateLearner {
 
   /**
    * A 429 for a request sent at `sentAt` arrived at `now`, asking for a wait of `pauseMs` (its
-   * `Retry-After`; 0 without one). Says what it did to the rate (see {@link Refusal}).
+   * `Retry-After`; 0 without one). `groupAccepted`: requests per second that every process sharing
+   * the store had accepted lately, when known. Says what it did to the rate (see {@link Refusal}).
    */
-  refused(sentAt: number, now: number, pauseMs: number): Refusal {
+  refused(sentAt: number, now: number, pauseMs: number, groupAccepted?: number): Refusal {
     this.#lastRefusal = now
     const before = this.#learned
-    if (before !== undefined && sentAt <= before.at) return { kind: 'stale' }
+    if (before !== undefined && sentAt <= this.#decreasedAt) return { kind: 'stale' }
     if (before !== undefined && !this.#acceptedSinceDecrease) return { kind: 'closed' }
     let learned: LearnedRate
     if (before === undefined) {
       // The first 429: what the service accepted in the last second or more is a lower bound of
       // its limit (a client that just started may have sent for less than that); probe up from it.
       const { count, spanMs } = this.#accepted.sum(now)
-      learned = { max: Math.max(MIN_RATE / BETA, (count * 1000) / Math.max(MIN_FIRST_SPAN_MS, spanMs)), at: now, recoveryMs: 0 }
+      const own = (count * 1000) / Math.max(MIN_FIRST_SPAN_MS, spanMs)
+      learned = { max: Math.max(MIN_RATE / BETA, own, groupAccepted ?? 0), at: now, recoveryMs: 0 }
     } else {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
       // or what was actually sent while not paused, if less).
@@ -209,6 +223,7 @@ export class RateLearner {
       learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
     }
     this.#learned = learned
+    this.#decreasedAt = now
     this.#acceptedSinceDecrease = false
     return { kind: 'lowered', learned }
   }
@@ -221,6 +236,7 @@ export class RateLearner {
     if (this.#learned !== undefined && shared.at <= this.#learned.at) return false
     if (now - shared.at > UNPACE_AFTER_MS) return false
     this.#learned = shared
+    this.#decreasedAt = Math.max(shared.at, now)
     this.#acceptedSinceDecrease = false
     this.#lastRefusal = Math.max(this.#lastRefusal, shared.at)
     return true

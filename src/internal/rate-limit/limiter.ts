@@ -43,6 +43,11 @@ export const STARVED_MS = 60_000
  */
 const CLOSED_HOLD_MS = 250
 const MAX_CLOSED_HOLD_MS = 8_000
+/**
+ * The store's count of what all processes accepted (`acceptedPerSecond`) is used for the first
+ * 429's estimate while no older than this, ms: a few of the store's 100 ms reads.
+ */
+const GROUP_ACCEPTED_MAX_AGE_MS = 1_000
 /** Rate changes smaller than this share of the last one reported are not reported again. */
 const REPORT_STEP = 0.1
 
@@ -106,6 +111,10 @@ export class RateLimits {
   #reported: number | undefined
   /** Unpaced, with a store that has `take`: when its learned rate is read next. */
   #nextLearnedRead = 0
+  /** Requests accepted since the last `take` told the store (a store with `take` only). */
+  #acceptedUntold = 0
+  /** What all processes of the store had accepted lately (requests/s), as the store last answered, and when. */
+  #groupAccepted: { readonly perSecond: number; readonly at: number } | undefined
   /** The logger of the last call (for reports made outside a call: a lease's answer). */
   #log: SdkLogger | undefined
   /**
@@ -159,6 +168,7 @@ export class RateLimits {
     const now = this.#clock.now()
     this.#lastAccepted = now
     this.#closedStreak = 0
+    if (this.#store?.take !== undefined) this.#acceptedUntold++
     // Counted unpaced too: the first 429's estimate of the limit is what was accepted before it.
     this.#learner.accepted(sentAt, now)
   }
@@ -190,7 +200,13 @@ export class RateLimits {
     call.refused = true
     call.refusedSince ??= now
     const lanes = this.#paced(now)
-    const refusal = this.#learner.refused(sentAt, now, waitMs ?? 0)
+    const group = this.#groupAccepted
+    const refusal = this.#learner.refused(
+      sentAt,
+      now,
+      waitMs ?? 0,
+      group !== undefined && now - group.at <= GROUP_ACCEPTED_MAX_AGE_MS ? group.perSecond : undefined,
+    )
     let holdMs = waitMs ?? 0
     if (refusal.kind === 'lowered') {
       this.#closedStreak = 0
@@ -318,6 +334,7 @@ export class RateLimits {
           this.#unpublished = undefined
           return learned
         },
+        accepted: () => this.#tellAccepted(),
         now: () => this.#clock.now(),
       })
       this.#useShared(state, state.shared)
@@ -338,7 +355,15 @@ export class RateLimits {
     const answer = await withTimeout(() => store.take?.(lease), LEASE_TIMEOUT_MS, this.#clock)
     const granted = checkGrant(answer, lease.tokens)
     if (granted === undefined) throw new Error(`it answered ${describeValue(answer)}, not a RateLimitGrant`)
+    if (granted.acceptedPerSecond !== undefined) this.#groupAccepted = { perSecond: granted.acceptedPerSecond, at: this.#clock.now() }
     return granted
+  }
+
+  /** The accepted requests not yet told to the store, for the lease about to run (the count starts again). */
+  #tellAccepted(): number {
+    const accepted = this.#acceptedUntold
+    this.#acceptedUntold = 0
+    return accepted
   }
 
   /** Unpaced, with a store that has `take`: reads the stored learned rate at the store's cadence (not awaited) to learn that another process started pacing. */
@@ -348,7 +373,7 @@ export class RateLimits {
     const now = this.#clock.now()
     if (now < this.#nextLearnedRead) return
     this.#nextLearnedRead = now + (store.maxAgeMs ?? 100)
-    this.#lease(store, { tokens: 0, reserve: 0, ratePerSecond: 0, burst: 0 }).then(
+    this.#lease(store, { tokens: 0, reserve: 0, ratePerSecond: 0, burst: 0, accepted: this.#tellAccepted() }).then(
       (answer) => {
         this.#adoptShared(answer)
       },
@@ -434,12 +459,15 @@ async function withTimeout<T>(fn: () => T | PromiseLike<T>, ms: number, clock: C
 /** A store's answer as a {@link Granted}, or `undefined` when it is not a `RateLimitGrant` for `asked` tokens. */
 function checkGrant(answer: unknown, asked: number): Granted | undefined {
   if (answer === null || typeof answer !== 'object') return undefined
-  const { tokens, learned } = answer as RateLimitGrant
+  const { tokens, learned, acceptedPerSecond: group } = answer as RateLimitGrant
   if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens < 0 || tokens > asked) return undefined
-  if (learned === undefined || learned === null) return { tokens, learned: undefined }
+  // Optional: a store that does not count answers nothing; one that answers something else is not a store to trust.
+  if (group !== undefined && group !== null && !(typeof group === 'number' && Number.isFinite(group) && group >= 0)) return undefined
+  const acceptedPerSecond = group ?? undefined
+  if (learned === undefined || learned === null) return { tokens, learned: undefined, acceptedPerSecond }
   const valid =
     typeof learned === 'object' &&
     [learned.max, learned.at, learned.recoveryMs].every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0) &&
     learned.max > 0
-  return valid ? { tokens, learned: { max: learned.max, at: learned.at, recoveryMs: learned.recoveryMs } } : undefined
+  return valid ? { tokens, learned: { max: learned.max, at: learned.at, recoveryMs: learned.recoveryMs }, acceptedPerSecond } : undefined
 }

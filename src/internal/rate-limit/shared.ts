@@ -28,11 +28,15 @@ export interface Lease {
   readonly ratePerSecond: number
   readonly burst: number
   readonly learned?: LearnedRate | undefined
+  /** Requests this process had accepted since its last lease. */
+  readonly accepted: number
 }
 
 export interface Granted {
   readonly tokens: number
   readonly learned: LearnedRate | undefined
+  /** Requests per second all processes of the store had accepted lately, when the store counts them. */
+  readonly acceptedPerSecond: number | undefined
 }
 
 /** What a {@link SharedTokens} needs from the pacer around it. */
@@ -49,6 +53,8 @@ export interface SharedHost {
   failed(error: unknown): void
   /** The learned rate not yet told to the store, if any; the next lease carries it. */
   unpublished(): LearnedRate | undefined
+  /** Requests accepted since the last lease (the count starts again): the next lease carries it. */
+  accepted(): number
   /** The clock's time, ms since the epoch. */
   now(): number
 }
@@ -103,6 +109,7 @@ export class SharedTokens implements TokenSource {
       ratePerSecond: rate,
       burst: reserve + most,
       learned: this.#host.unpublished(),
+      accepted: this.#host.accepted(),
     }
     this.#inFlight = true
     const startedAt = now
