@@ -37,6 +37,8 @@ const { values } = parseArgs({
     // The rate section: only the contenders whose name contains this, and a per-second timeline of each run.
     contender: { type: 'string', default: '' },
     limiter: { type: 'string', default: '' },
+    /** The rate section's company, times this (a longer run: the start, before the limit is found, weighs less). */
+    scale: { type: 'string', default: '1' },
     timeline: { type: 'boolean', default: false },
     /** With --timeline: the workers' pacing log lines too. */
     'pacing-log': { type: 'boolean', default: false },
@@ -50,7 +52,8 @@ const DATASET = { conversations: 2_000, messages: 200_000 }
 const WORKERS = 4
 const PER_WORKER = 4
 /** The 429 section: the fake's limit, and a company small enough to finish under it. */
-const RATE = { requestsPerSecond: 100, burst: 20, conversations: 2_000, messages: 40_000, latencyMs: 10 }
+const SCALE = Number(values.scale)
+const RATE = { requestsPerSecond: 100, burst: 20, conversations: 2_000 * SCALE, messages: 40_000 * SCALE, latencyMs: 10 }
 
 /**
  * Accepted requests per second from the workers' first request to their last (logins included):

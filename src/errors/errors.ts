@@ -426,7 +426,8 @@ function requestIdNote(requestId: string | undefined): string {
   return requestId === undefined ? '' : `, request id ${requestId}`
 }
 
-function describeStatus(init: APIErrorInit): string {
+/** An {@link APIError}'s default message: status, reason phrase, method, path, request id and the service's own message. */
+export function describeStatus(init: APIErrorInit): string {
   const id = init.requestId === undefined ? '' : ` (request id ${init.requestId})`
   const head = `${init.status} ${reasonPhrase(init.status)}: ${init.method} ${init.path}${id}`
   const location = init.headers['location']

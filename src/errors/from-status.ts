@@ -22,7 +22,7 @@ const BY_STATUS: Record<number, typeof APIError> = {
 }
 
 /** Builds the {@link APIError} subclass that matches `init.status` (≥ 500 → InternalServerError). */
-export function apiErrorFor(init: APIErrorInit): APIError {
+export function apiErrorFor(init: APIErrorInit, message?: string): APIError {
   const ErrorClass = BY_STATUS[init.status] ?? (init.status >= 500 ? InternalServerError : APIError)
-  return new ErrorClass(init)
+  return new ErrorClass(init, message)
 }

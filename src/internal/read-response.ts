@@ -10,8 +10,10 @@ import {
   RateLimitError,
   type ResponseValidationError,
   type ValidationIssue,
+  describeStatus,
   ResponseValidationError as ValidationErrorClass,
 } from '../errors/errors.ts'
+import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
 import { apiErrorFor } from '../errors/from-status.ts'
 import type { APIResponse, ResponseValidation } from '../core/response.ts'
 import type { ReceivedResponse } from './exchange.ts'
@@ -177,6 +179,18 @@ export function responseValidationError(
   body: unknown,
 ): ResponseValidationError {
   return new ValidationErrorClass({ ...errorView(raw, body, request, redactor), issues: redactor.redactIssues(issues) })
+}
+
+/**
+ * The error of a response that asked for a wait (`Retry-After`, `retry-after-ms`) of `waitMs`,
+ * longer than {@link MAX_RETRY_AFTER_MS}: the SDK does not wait that long for a retry, and the
+ * message says so (its class follows the status, e.g. `RateLimitError` for a 429; `retryAfterMs`
+ * holds the wait, for the caller's own later attempt).
+ */
+export function waitTooLongError(raw: ReceivedResponse, request: RequestSummary, waitMs: number, redactor: Redactor): APIError {
+  const view = errorView(raw, decodeBody(raw), request, redactor)
+  const why = `not retried: the service asked to wait ${waitMs.toLocaleString('en-US')} ms, longer than the ${MAX_RETRY_AFTER_MS.toLocaleString('en-US')} ms the SDK waits before a retry (retryAfterMs holds the wait, to schedule a later attempt)`
+  return apiErrorFor(view, `${describeStatus(view)}: ${why}`)
 }
 
 /**

@@ -26,10 +26,17 @@ import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse 
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
 import { RateLimits, STARVED_MS, type LimitedCall, type Priority } from './rate-limit/limiter.ts'
-import { decodeBody, responseValidationError, starvedError, statusError, type RequestSummary } from './read-response.ts'
+import { decodeBody, responseValidationError, starvedError, statusError, waitTooLongError, type RequestSummary } from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
-import { decideRetry, failsEveryTime, isCertificateError, isUnsolicitedContinue, type AttemptFailure } from './retry-policy.ts'
+import {
+  decideRetry,
+  failsEveryTime,
+  isCertificateError,
+  isUnsolicitedContinue,
+  serverRequestedDelay,
+  type AttemptFailure,
+} from './retry-policy.ts'
 import { waitFor } from './wait.ts'
 
 /** One operation to send; the transport adds credentials, headers, retries and deadlines. */
@@ -179,7 +186,10 @@ export class Transport {
       const verdict = outcome.ok && outcome.response.status === 429 ? this.#limits.refused(call, outcome.response, sentAt) : undefined
       if (verdict !== undefined && !verdict.retry) {
         const response = (outcome as Extract<ReceivedOutcome, { ok: true }>).response
-        if (verdict.reason === 'wait-too-long') observer.waitTooLong()
+        if (verdict.reason === 'wait-too-long') {
+          observer.waitTooLong()
+          throw waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor)
+        }
         if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
         return response
       }
@@ -228,7 +238,11 @@ export class Transport {
     const decision = decideRetry(failure, failures, call.options.maxRetries)
     if (outcome.ok) this.#limits.decided(outcome.response, decision, failures, call.options.log)
     if (!decision.retry) {
-      if (decision.reason === 'wait-too-long') observer.waitTooLong()
+      if (decision.reason === 'wait-too-long') {
+        observer.waitTooLong()
+        if (outcome.ok)
+          throw waitTooLongError(outcome.response, call.request, serverRequestedDelay(outcome.response.headers) ?? 0, this.redactor)
+      }
       return undefined
     }
     if (decision.delayMs >= call.left())

@@ -105,11 +105,26 @@ describe('retryable statuses', () => {
     expect(attempts()).toBe(2)
   })
 
-  it('a Retry-After beyond the 60 s maximum is thrown at once as RateLimitError', async () => {
-    fake.failNext(1, { status: 429, headers: { 'retry-after': '3600' } })
+  it.each(['adaptive', 'off'] as const)(
+    'a Retry-After beyond the 60 s maximum is thrown at once as RateLimitError that says why (pacing: %s)',
+    async (pacing) => {
+      fake.failNext(1, { status: 429, headers: { 'retry-after': '3600' } })
+      const error = await failure(client({ pacing }).agents.list())
+      expect(error).toBeInstanceOf(RateLimitError)
+      expect((error as RateLimitError).headers['retry-after']).toBe('3600')
+      expect((error as RateLimitError).retryAfterMs).toBe(3_600_000)
+      expect((error as RateLimitError).message).toMatch(
+        /^429 Too Many Requests: GET \/rest\/v1\/agents\S* \(request id [^)]+\): .*not retried: the service asked to wait 3,600,000 ms, longer than the 60,000 ms the SDK waits before a retry/,
+      )
+      expect(attempts()).toBe(1)
+    },
+  )
+
+  it('a 503 asking for longer than 60 s says why it was not retried too', async () => {
+    fake.failNext(1, { status: 503, headers: { 'retry-after': '120' } })
     const error = await failure(client().agents.list())
-    expect(error).toBeInstanceOf(RateLimitError)
-    expect((error as RateLimitError).headers['retry-after']).toBe('3600')
+    expect(error).toBeInstanceOf(InternalServerError)
+    expect((error as InternalServerError).message).toContain('not retried: the service asked to wait 120,000 ms')
     expect(attempts()).toBe(1)
   })
 
