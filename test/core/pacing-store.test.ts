@@ -17,6 +17,9 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()))
 })
 
+const page = { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } } as const
+const refused = { status: 429, body: { error: 'slow down' } } as const
+
 function recorder(): { lines: string[]; logger: NonNullable<ClientOptions['logger']> } {
   const lines: string[] = []
   const log = (message: string): void => {
@@ -98,9 +101,6 @@ describe('two clients sharing a store with take', () => {
 })
 
 describe('what the clients of a store learn together', () => {
-  const page = { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } } as const
-  const refused = { status: 429, body: { error: 'slow down' } } as const
-
   /** A accepted `calls` requests (told to the store); then B meets its first 429: B's paced rate just after it. */
   async function firstRateOfB(counts: boolean, calls: number): Promise<{ rate: number; told: number | undefined }> {
     const server = await startLoopback()
@@ -245,6 +245,31 @@ describe('a store that fails never fails a call', () => {
     const warnings = lines.filter((line) => line.includes('take() failed'))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain(warning)
+  })
+
+  it("a 429 met while the store is down lowers the rate from the rate paced, not from this process's share of the traffic", async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    // Slow answers: this client sends about 20 a second, a share of what the store's rate allows.
+    server.respond(() => (++seen === 8 ? { status: 429, body: { error: 'slow down' } } : { ...page, delayMs: 50 }))
+    const store = memoryStore()
+    store.learned = { max: 200, at: Date.now(), recoveryMs: 3_000 } // the rate other processes found
+    const client = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      logLevel: 'off',
+      rateLimitStore: store,
+    })
+    closers.push(() => client.close())
+    await client.agents.list()
+    await expect.poll(() => client.pacedRate).toBeGreaterThan(100) // adopted from the store
+    store.failing = true
+    for (let i = 0; i < 7; i++) await client.agents.list() // the store fails: paced on its own; the 8th request is refused once
+    expect(seen).toBe(9)
+    // Lowered from about 200 (0.8 of it), not to 0.8 of the ~20 a second this process sent.
+    expect(client.pacedRate).toBeGreaterThan(100)
   })
 
   it('a store whose take is not a function is a RequestValidationError', () => {

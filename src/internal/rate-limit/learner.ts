@@ -138,8 +138,9 @@ export class RateLearner {
 
   /**
    * Whether what this process sends measures the rate: its growth is capped at twice it, and a 429
-   * lowers the rate from it when it is below the paced rate. Off while the rate is spent out of a
-   * budget shared with other processes: this one's share says nothing of what all of them send.
+   * lowers the rate from it when it is below the paced rate. Off from the first lease out of a
+   * budget shared with other processes on (even while the store is down): this one's share says
+   * nothing of what all of them send.
    */
   measuresOwnSends = true
 

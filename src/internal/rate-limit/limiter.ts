@@ -321,7 +321,9 @@ export class RateLimits {
         failed: (error) => {
           state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
           state.onShared = false
-          this.#learner.measuresOwnSends = true
+          // measuresOwnSends stays off: this process is still one of several, and its own share of
+          // what they send is no measure of the limit (a 429 met meanwhile lowered the shared rate
+          // to one worker's share once the store was back: 4 workers then crawled at a quarter).
           lanes.use(local)
           this.#pause.warnOnce(
             this.#log,
