@@ -221,6 +221,7 @@ describe('a store that fails never fails a call', () => {
     ['hangs', (): Promise<never> => new Promise(() => undefined), 'has not answered in 250 ms'],
     ['answers more tokens than asked', () => Promise.resolve({ tokens: 1_000 }), 'not a RateLimitGrant'],
     ['answers a string', () => Promise.resolve('ok' as unknown as { tokens: number }), 'not a RateLimitGrant'],
+    ['answers an acceptedPerSecond of -1', () => Promise.resolve({ tokens: 0, acceptedPerSecond: -1 }), 'not a RateLimitGrant'],
     [
       'answers a learned rate of NaN',
       () => Promise.resolve({ tokens: 0, learned: { max: Number.NaN, at: 1, recoveryMs: 0 } }),
