@@ -45,22 +45,32 @@ function optionsObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core
   return z.strictObject(shape, { error: misplaced })
 }
 
+/**
+ * `make()`, made on first use and kept: an option schema costs its zod objects only once something
+ * needs it (importing the SDK builds none; `new ChatServiceClient` builds the client's, a call
+ * builds its options' schema only when it is given options), so importing and constructing stay cheap.
+ */
+function madeOnce<T>(make: () => T): () => T {
+  let made: T | undefined
+  return () => (made ??= make())
+}
+
 /** Schema of {@link ClientOptions}. */
-export const clientOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.client) satisfies Exactly<ClientOptions, (typeof SCOPES_OF.client)[number]>,
+export const clientOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.client) satisfies Exactly<ClientOptions, (typeof SCOPES_OF.client)[number]>),
 )
 
 /** Schema of {@link ClientOverrides}. */
-export const clientOverridesSchema = optionsObject(
-  shapeOf(SCOPES_OF.withOptions) satisfies Exactly<ClientOverrides, (typeof SCOPES_OF.withOptions)[number]>,
+export const clientOverridesSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.withOptions) satisfies Exactly<ClientOverrides, (typeof SCOPES_OF.withOptions)[number]>),
 )
 
 /** Schema of {@link RequestOptions}. */
-export const requestOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.call) satisfies Exactly<RequestOptions, (typeof SCOPES_OF.call)[number]>,
+export const requestOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.call) satisfies Exactly<RequestOptions, (typeof SCOPES_OF.call)[number]>),
 )
 
 /** Schema of {@link ListRequestOptions}. */
-export const listRequestOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>,
+export const listRequestOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>),
 )
