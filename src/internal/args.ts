@@ -36,30 +36,37 @@ export function checkArguments<const C extends readonly ArgumentCheck[]>(context
   return outputs as CheckedArguments<C>
 }
 
-/** Each argument schema's `safeParse`, compiled on first use. */
+/** What checks each argument schema: its `safeParse` until its second use, then the compiled one. */
 const parsers = new WeakMap<z.ZodType, (value: unknown) => z.ZodSafeParseResult<unknown>>()
 
 /**
- * `schema.safeParse`, or the same from the parser zod 4's `z.compile` generates for it: it gives
- * the same output as the runtime parser without the runtime's per-check bookkeeping (its payload,
- * issue arrays and context objects on every call), and hands any value it refuses to the runtime
- * parser, which finds the issues. A schema zod cannot compile (refinements of ours, such as ids',
+ * `schema.safeParse` for a schema's first use; from its second, the same from the parser zod 4's
+ * `z.compile` generates for it: the same output as the runtime parser without the runtime's
+ * per-check bookkeeping (its payload, issue arrays and context objects on every call); a value it
+ * refuses goes to the runtime parser, which finds the issues. Compiling generates and compiles
+ * code, which a schema used once (the client's options, at `new ChatServiceClient`) would never
+ * earn back, hence the second use. A schema zod cannot compile (refinements of ours, such as ids',
  * stay on the runtime parser), a runtime that refuses generated code, or zod's `jitless` setting
- * keep `safeParse` as it is.
+ * keep `safeParse`.
  */
 function parserOf(schema: z.ZodType): (value: unknown) => z.ZodSafeParseResult<unknown> {
-  let parser = parsers.get(schema)
-  if (parser === undefined) {
-    let parsing: z.ZodType = schema
-    if (z.config().jitless !== true) {
-      try {
-        parsing = z.compile(schema, { strict: true })
-      } catch {
-        // Not compilable (or no generated code here): the runtime parser.
-      }
+  const parser = parsers.get(schema)
+  if (parser !== undefined) return parser
+  parsers.set(schema, (value) => compiledParser(schema)(value))
+  return (value) => schema.safeParse(value)
+}
+
+/** `schema`'s compiled `safeParse` (kept for its later uses), or its own when it cannot be compiled. */
+function compiledParser(schema: z.ZodType): (value: unknown) => z.ZodSafeParseResult<unknown> {
+  let parsing: z.ZodType = schema
+  if (z.config().jitless !== true) {
+    try {
+      parsing = z.compile(schema, { strict: true })
+    } catch {
+      // Not compilable (or no generated code here): the runtime parser.
     }
-    parser = (value) => parsing.safeParse(value)
-    parsers.set(schema, parser)
   }
+  const parser = (value: unknown): z.ZodSafeParseResult<unknown> => parsing.safeParse(value)
+  parsers.set(schema, parser)
   return parser
 }
