@@ -7,6 +7,7 @@
 import * as z from 'zod'
 import type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { SchemaOf } from '../schemas/common.ts'
+import { madeOnce } from './made-once.ts'
 import { keysIn, OPTIONS, SCOPES_OF, type KeysIn, type Scope } from './option-table.ts'
 
 /** The zod shape of the rows of scopes `S`, each optional. */
@@ -45,15 +46,8 @@ function optionsObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core
   return z.strictObject(shape, { error: misplaced })
 }
 
-/**
- * `make()`, made on first use and kept: an option schema costs its zod objects only once something
- * needs it (importing the SDK builds none; `new ChatServiceClient` builds the client's, a call
- * builds its options' schema only when it is given options), so importing and constructing stay cheap.
- */
-function madeOnce<T>(make: () => T): () => T {
-  let made: T | undefined
-  return () => (made ??= make())
-}
+// Each option schema is made on first use (madeOnce): importing builds none, `new
+// ChatServiceClient` builds the client's, a call builds its options' schema only when given options.
 
 /** Schema of {@link ClientOptions}. */
 export const clientOptionsSchema = madeOnce(() =>
