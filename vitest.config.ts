@@ -25,7 +25,8 @@ export default defineConfig({
     maxWorkers: 4,
     // The files one worker runs share its process and module cache: evaluating undici, zod, msw and
     // src/ once per worker instead of once per file cuts the suite's CPU time by a third (169 s to
-    // ~110 s; with the compile cache above, 90-100 s, so ~55 s of wall time on 2 cores).
+    // ~110 s; with the compile cache above, 90-100 s, at the time: DEVELOPERS.md, "How the suite
+    // runs", has the figures of today).
     // A file that leaves state behind for the next (env, cwd, globals, listeners, patched modules,
     // fake timers, open servers) fails, naming it: test/setup/shared-worker-guard.ts.
     isolate: false,

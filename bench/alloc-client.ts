@@ -11,9 +11,10 @@
 // V8 heap: socket reads, Buffer.concat, text decoding). A PerformanceObserver counts 'gc' entries;
 // a batch during which any GC ran is discarded and run again (at most 5 tries).
 //   env BENCH_SERVER='{"url","keyId","keySecret","conversationId"}' BENCH_ROUNDS=N BENCH_BATCH=N BENCH_WARMUP=N
+//       [BENCH_EXTRA=spec,spec: more contenders by bench/contenders.ts's names, e.g. sdk-at:DIR]
 import { PerformanceObserver } from 'node:perf_hooks'
 import v8 from 'node:v8'
-import { messagesPage, rawFloor, sdk, strictFloor, type Contender } from './contenders.ts'
+import { contenderNamed, messagesPage, rawFloor, sdk, strictFloor, type Contender } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
 import { credentialsBody, floorAgent, floorGet } from './floor.ts'
 import { rotate } from './lib.ts'
@@ -72,6 +73,8 @@ const contenders: Contender[] = [
     close: async () => undefined,
   },
 ]
+for (const spec of (process.env['BENCH_EXTRA'] ?? '').split(',').filter((s) => s !== ''))
+  contenders.push(await contenderNamed(spec, server, page))
 const samples = new Map<string, Sample[]>(contenders.map((c) => [c.name, []]))
 let discarded = 0
 try {

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { FLOOR, SDK, STRICT_FLOOR } from './contenders.ts'
 import type { ServerInfo } from './fake.ts'
-import { spread, type Spread } from './lib.ts'
+import { ratioStat, spread, type RatioStat, type Spread } from './lib.ts'
 
 export interface AllocConfig {
   rounds: number
@@ -13,6 +13,8 @@ export interface AllocConfig {
   batch: number
   warmUp: number
   budgetMs: number
+  /** More contenders, by bench/contenders.ts's names (e.g. `sdk-at:DIR`, an older build). */
+  extra?: readonly string[]
 }
 
 export interface AllocFigures {
@@ -23,6 +25,8 @@ export interface AllocFigures {
   total: Spread
   /** Per-round ratio of `total` against the floor's. */
   vsFloor: Spread
+  /** The same per-round ratios as a geometric mean with its 95 % confidence interval. */
+  vsFloorStat: RatioStat
   /** Per-round ratio of `heap` against the floor's. */
   heapVsFloor: Spread
 }
@@ -52,6 +56,7 @@ export async function allocation(server: ServerInfo, config: AllocConfig): Promi
       BENCH_ROUNDS: String(config.rounds),
       BENCH_BATCH: String(config.batch),
       BENCH_WARMUP: String(config.warmUp),
+      BENCH_EXTRA: (config.extra ?? []).join(','),
     },
   })
   let out = ''
@@ -75,6 +80,7 @@ export async function allocation(server: ServerInfo, config: AllocConfig): Promi
     external: spread(samples.map((s) => s.external)),
     total: spread(samples.map(total)),
     vsFloor: spread(samples.map((s, i) => total(s) / total(floor[i]!))),
+    vsFloorStat: ratioStat(samples.map((s, i) => total(s) / total(floor[i]!))),
     heapVsFloor: spread(samples.map((s, i) => s.heap / floor[i]!.heap)),
   }))
   // The SDK row second, right after the floor: the goal row.

@@ -13,23 +13,24 @@
 // is over 200 KiB, undici over 600 KiB), not to ration features. Gzip size is printed for reference.
 //
 // The package unpacked (`npm pack --dry-run --json`, `unpackedSize`: every file `files` lets in):
-// 1.6 MB (1,600,000 bytes, npm's unit), what `npm install` puts on every user's disk. 0.3.0 shipped
+// 1.5 MB (1,500,000 bytes, npm's unit), what `npm install` puts on every user's disk. 0.3.0 shipped
 // 3.0 MB, 61 % of it source maps carrying a copy of the sources; without those copies (the SDK's
 // maps still map stack traces to src/ lines), without maps for the two commands and the testing kit
 // (scripts/bin-plugins.ts says why) and without a second copy of the fake inside
 // `chat-service-fake`, 1.35 MB; 0.4's pacing, the user guides (docs/*.md) and the CHANGELOG
 // brought it to 1.57 MB, and maps with one mapping per generated line (scripts/line-maps.ts: still
 // a stack trace's file and line) took it to 1.36 MB; lists that move (issue 28), their guide and
-// the per-call work (issue 32) to 1.51 MB, when the budget went from 1.5 to 1.6 MB rather than
-// drop something users read: the ESM and CommonJS builds and their types (TypeScript 5.5 cannot
-// share one set across the two), the maps of stack traces, the guides and the CHANGELOG.
+// the per-call work (issue 32) to 1.51 MB (the budget was 1.6 MB for a while), and one copy of the
+// declarations instead of two (scripts/share-declarations.ts: each ESM `.d.ts` re-exports its
+// `.d.cts`) to 1.37 MB. What stays: the ESM and CommonJS builds, the maps of stack traces, the
+// guides and the CHANGELOG.
 // Run `npm run build` first.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 
 const BUDGET_BYTES = 320 * 1024
-const UNPACKED_BUDGET_BYTES = 1_600_000
+const UNPACKED_BUDGET_BYTES = 1_500_000
 const files = ['dist/index.js', 'dist/testing/index.js']
 let over = false
 for (const file of files) {

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-30}
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed (Debian: apt-get install hyperfine)"; exit 1; }
 node=$(npm exec -- node -p process.execPath)
-npx tsup --silent
+npx tsup --silent --no-dts
 work=$(mktemp -d)
 trap 'kill "$fake" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$node" dist/testing/cli.js --port 0 --json --agents 5 >"$work/fake.json" &

@@ -121,7 +121,7 @@ export class ChatServiceClient implements AsyncDisposable {
   /** The parts of a client made with `new`: options checked, the environment read, a transport of its own. */
   static #fromOptions(options: ClientOptions): ClientParts {
     refuseBrowser(options)
-    const [valid] = checkArguments('new ChatServiceClient', [clientOptionsSchema, options])
+    const [valid] = checkArguments('new ChatServiceClient', [clientOptionsSchema(), options])
     const { baseUrl, keyId, keySecret } = fromEnvironment(valid, process.env)
     const base = resolveBaseUrl(baseUrl)
     if (Array.isArray(base))
@@ -205,7 +205,7 @@ export class ChatServiceClient implements AsyncDisposable {
    */
   withOptions(overrides: ClientOverrides): ChatServiceClient {
     const [valid] = checkArguments({ operation: 'client.withOptions', redactor: this.#transport.redactor }, [
-      clientOverridesSchema,
+      clientOverridesSchema(),
       overrides,
     ])
     const options = mergeOptions(this.#options, valid)

@@ -80,7 +80,13 @@ export async function watchNight(options: WatchOptions): Promise<NightOutcome> {
       return { kind: 'lost', restarted: restartSaid || (await redisRunId(redis)) !== options.runId, checkpointsLost }
     }
     const state = await parent.getState()
-    if (state === 'completed') return { kind: 'completed', result: parent.returnvalue }
+    if (state === 'completed') {
+      // `parent` was read before the state: if the night completed in between, that copy has no
+      // return value yet (null). Completed jobs are kept: read it again.
+      const completed = await queues.nights.getJob(nightJobId(night))
+      if (completed?.returnvalue != null) return { kind: 'completed', result: completed.returnvalue }
+      continue
+    }
     if (state === 'failed') return { kind: 'failed' }
     const { processed = 0 } = await parent.getDependenciesCount({ processed: true })
     if (processed !== done) {

@@ -7,6 +7,7 @@
 import * as z from 'zod'
 import type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { SchemaOf } from '../schemas/common.ts'
+import { madeOnce } from './made-once.ts'
 import { keysIn, OPTIONS, SCOPES_OF, type KeysIn, type Scope } from './option-table.ts'
 
 /** The zod shape of the rows of scopes `S`, each optional. */
@@ -45,22 +46,25 @@ function optionsObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core
   return z.strictObject(shape, { error: misplaced })
 }
 
+// Each option schema is made on first use (madeOnce): importing builds none, `new
+// ChatServiceClient` builds the client's, a call builds its options' schema only when given options.
+
 /** Schema of {@link ClientOptions}. */
-export const clientOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.client) satisfies Exactly<ClientOptions, (typeof SCOPES_OF.client)[number]>,
+export const clientOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.client) satisfies Exactly<ClientOptions, (typeof SCOPES_OF.client)[number]>),
 )
 
 /** Schema of {@link ClientOverrides}. */
-export const clientOverridesSchema = optionsObject(
-  shapeOf(SCOPES_OF.withOptions) satisfies Exactly<ClientOverrides, (typeof SCOPES_OF.withOptions)[number]>,
+export const clientOverridesSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.withOptions) satisfies Exactly<ClientOverrides, (typeof SCOPES_OF.withOptions)[number]>),
 )
 
 /** Schema of {@link RequestOptions}. */
-export const requestOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.call) satisfies Exactly<RequestOptions, (typeof SCOPES_OF.call)[number]>,
+export const requestOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.call) satisfies Exactly<RequestOptions, (typeof SCOPES_OF.call)[number]>),
 )
 
 /** Schema of {@link ListRequestOptions}. */
-export const listRequestOptionsSchema = optionsObject(
-  shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>,
+export const listRequestOptionsSchema = madeOnce(() =>
+  optionsObject(shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>),
 )

@@ -191,7 +191,7 @@ export class RequestPipeline {
     operation: Pick<Operation, 'name' | 'path' | 'pathParams' | 'params'>,
     pathParams: Readonly<Record<string, unknown>>,
     params: unknown,
-    optionsSchema: O,
+    optionsSchema: () => O,
     options: unknown,
   ): [ids: Record<string, string>, valid: Record<string, unknown>, options: z.output<O> | undefined] {
     const noPathParams = !operation.path.includes('{') && isEmptyObject(pathParams)
@@ -201,16 +201,20 @@ export class RequestPipeline {
       return [{}, valid as Record<string, unknown>, undefined]
     }
     if (noPathParams) {
-      const [valid, checkedOptions] = this.check(operation.name, [operation.params, params], [optionsSchema, options, ['options']])
+      const [valid, checkedOptions] = this.check(operation.name, [operation.params, params], [optionsSchema(), options, ['options']])
       return [{}, valid as Record<string, unknown>, checkedOptions]
+    }
+    if (noOptions) {
+      const [ids, valid] = this.check(operation.name, [operation.pathParams, pathParams], [operation.params, params])
+      return [ids, valid as Record<string, unknown>, undefined]
     }
     const [ids, valid, checkedOptions] = this.check(
       operation.name,
       [operation.pathParams, pathParams],
       [operation.params, params],
-      [optionsSchema, options ?? {}, ['options']],
+      [optionsSchema(), options, ['options']],
     )
-    return [ids, valid as Record<string, unknown>, noOptions ? undefined : checkedOptions]
+    return [ids, valid as Record<string, unknown>, checkedOptions]
   }
 
   /**

@@ -19,7 +19,7 @@ import type { APIResponse, ResponseValidation } from '../core/response.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import type { SdkLogger } from './sdk-logger.ts'
 import { toIssues } from './issues.ts'
-import { MAX_RESPONSE_DEPTH, nestsDeeperThan, structureProblem, tooDeep } from '../schemas/json.ts'
+import { MAX_RESPONSE_DEPTH, mayNestDeeperThan, nestsDeeperThan, structureProblem, tooDeep } from '../schemas/json.ts'
 import type { Redactor } from './redact.ts'
 import { ResponseMetadata } from './response-metadata.ts'
 
@@ -88,8 +88,10 @@ export function checkBody<S extends z.ZodType>(
       body === undefined ? 'Expected a JSON body, received an empty body' : 'Expected a JSON body, received text that is not JSON'
     throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
   }
-  // Before any schema walks it (yours may recurse): deeper JSON would end in a RangeError.
-  if (nestsDeeperThan(body, MAX_RESPONSE_DEPTH)) {
+  // Before any schema walks it (yours may recurse): deeper JSON would end in a RangeError. The
+  // walk is skipped when the body's bytes are too few to nest that deep (a single resource, a
+  // token), since `body` is what JSON.parse made of exactly those bytes.
+  if (mayNestDeeperThan(raw.body.length, MAX_RESPONSE_DEPTH) && nestsDeeperThan(body, MAX_RESPONSE_DEPTH)) {
     const problem = structureProblem(body, MAX_RESPONSE_DEPTH) ?? tooDeep([], MAX_RESPONSE_DEPTH)
     throw responseValidationError(raw, request, [{ ...problem, code: 'too_big' }], context.redactor, body)
   }

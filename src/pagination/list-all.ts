@@ -12,6 +12,7 @@ import { ChatServiceError, RequestValidationError, ResponseValidationError, Stal
 import type { ScanReport } from './list-scan.ts'
 import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
+import { madeOnce } from '../internal/made-once.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all (internal name: `progress` spells it out). */
 export interface ListAllProgress {
@@ -103,23 +104,28 @@ export type Cursor = Position
  */
 const CURSOR_VERSION = 2
 const FOUND_VERSION = 3
-/** A parent as listed, kept in a version 3 cursor: an object with a string `id`. */
-const foundParent = z.looseObject({ id: z.string().min(1) })
-const positionFields = [
-  z.number().int().min(1).max(100),
-  z.number().int().min(0),
-  z.number().int().min(0),
-  z.string().nullable(),
-  z.number().int().min(1),
-  z.number().int().min(-1),
-  z.string().nullable(),
-] as const
-const shardFields = [z.number().int().min(0).nullable(), z.number().int().min(1).nullable()] as const
-const cursorSchema = z.union([
-  z.tuple([z.literal(1), ...positionFields]),
-  z.tuple([z.literal(CURSOR_VERSION), ...positionFields, ...shardFields]),
-  z.tuple([z.literal(FOUND_VERSION), ...positionFields, ...shardFields, z.array(foundParent).min(1)]),
-])
+/**
+ * The schema of a decoded cursor, made on first use: only a `listAll` given a cursor needs it.
+ * `foundParent`: a parent as listed, kept in a version 3 cursor (an object with a string `id`).
+ */
+const cursorSchema = madeOnce(() => {
+  const foundParent = z.looseObject({ id: z.string().min(1) })
+  const positionFields = [
+    z.number().int().min(1).max(100),
+    z.number().int().min(0),
+    z.number().int().min(0),
+    z.string().nullable(),
+    z.number().int().min(1),
+    z.number().int().min(-1),
+    z.string().nullable(),
+  ] as const
+  const shardFields = [z.number().int().min(0).nullable(), z.number().int().min(1).nullable()] as const
+  return z.union([
+    z.tuple([z.literal(1), ...positionFields]),
+    z.tuple([z.literal(CURSOR_VERSION), ...positionFields, ...shardFields]),
+    z.tuple([z.literal(FOUND_VERSION), ...positionFields, ...shardFields, z.array(foundParent).min(1)]),
+  ])
+})
 
 /** Encodes a position as an opaque, URL-safe string. */
 function encodeCursor(p: Position): string {
@@ -150,7 +156,7 @@ export function decodeCursor(cursor: string, operation: string): Cursor {
   } catch {
     fields = undefined
   }
-  const result = cursorSchema.safeParse(fields)
+  const result = cursorSchema().safeParse(fields)
   if (!result.success) {
     throw new RequestValidationError(operation, [
       { path: ['cursor'], code: 'invalid_format', message: 'Expected a cursor returned by cursor() of an earlier listAll() iteration' },

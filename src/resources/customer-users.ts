@@ -527,7 +527,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
     this.#pipeline.check(
       'customerUsers.updateMetadata',
       [externalIdArgs, { externalId }],
-      [requestOptionsSchema, options ?? {}, ['options']],
+      [requestOptionsSchema(), options ?? {}, ['options']],
     )
     // Read strictly whatever responseValidation says: what is read is written back.
     const user = await this.findByExternalId(externalId, { ...options, responseValidation: 'strict' })
@@ -544,7 +544,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
   async #findByExternalId(externalId: string, options: RequestOptions | undefined): Promise<WithResponse<CustomerUser<Metadata> | null>> {
     const operation = this.#operations.find
     try {
-      this.#pipeline.check(operation.name, [externalIdArgs, { externalId }], [requestOptionsSchema, options ?? {}, ['options']])
+      this.#pipeline.check(operation.name, [externalIdArgs, { externalId }], [requestOptionsSchema(), options ?? {}, ['options']])
     } catch (error) {
       return this.#pipeline.refuse(operation, error)
     }

@@ -231,7 +231,7 @@ export class ConversationMessages {
     const [valid, callOptions] = this.#pipeline.check(
       operation,
       [listAllParamsSchema, params],
-      [requestOptionsSchema, options ?? {}, ['options']],
+      [requestOptionsSchema(), options ?? {}, ['options']],
     )
     const start = valid.cursor === undefined ? startPosition(valid.limit ?? MAX_LIMIT, valid.shard) : decodeCursor(valid.cursor, operation)
     // A cursor resumes with what it was taken with: the same page size and shard (or none given).
@@ -319,7 +319,7 @@ export class ConversationMessages {
     const [valid, callOptions] = this.#pipeline.check(
       operation,
       [listNewParamsSchema, params],
-      [requestOptionsSchema, options ?? {}, ['options']],
+      [requestOptionsSchema(), options ?? {}, ['options']],
     )
     const shard = shardFilter(valid.shard)
     const service = this.#pipeline.service

@@ -69,6 +69,17 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false
 }
 
+/**
+ * Whether JSON text of `bytes` bytes can nest objects and arrays more than `limit` levels deep:
+ * each level takes at least two bytes (its `[` or `{` and the matching `]` or `}`), so text shorter
+ * than `2 × (limit + 1)` bytes cannot, and {@link nestsDeeperThan} need not walk what it parsed to.
+ * (UTF-8 text has at least as many bytes as characters, so a byte count bounds it too.)
+ * @internal
+ */
+export function mayNestDeeperThan(bytes: number, limit: number): boolean {
+  return bytes >= 2 * (limit + 1)
+}
+
 /** How many keys of a path an issue about nesting keeps: the rest would only repeat. */
 const NESTING_PATH_KEYS = 8
 

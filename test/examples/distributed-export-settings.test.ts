@@ -1,7 +1,7 @@
 // The distributed export's BullMQ settings are chosen on purpose (issue 29) and the example's
 // README states them: the defaults in config.ts are the README's, and the bound it promises for a
 // dead worker's shard (lockDuration + stalledInterval) is what they add up to. The bound itself is
-// tested with short settings, on a real Redis, in distributed-export.test.ts.
+// tested with short settings, on a real Redis, in distributed-export/ (kit.ts and its tests).
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 

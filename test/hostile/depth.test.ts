@@ -154,6 +154,22 @@ describe('a response nested too deep', () => {
     expect(await rejection(client.agents.list())).toBeInstanceOf(ResponseValidationError)
   })
 
+  it('the shortest body nested too deep (261 bare arrays, 522 bytes) is refused for its depth, not its shape', async () => {
+    // The depth walk is skipped for bodies too short to nest that deep (2 bytes a level): this one
+    // is exactly long enough, so it must still be walked and refused as too deep.
+    const shortest = nestedArrays(MAX_RESPONSE_DEPTH + 1, '')
+    expect(shortest).toHaveLength(2 * (MAX_RESPONSE_DEPTH + 1))
+    server.respond(() => json(200, shortest))
+    const error = await rejection(client.agents.list())
+    expect(error).toBeInstanceOf(ResponseValidationError)
+    expect((error as ResponseValidationError).issues.map((issue) => issue.code)).toEqual(['too_big'])
+    // One level less is not too deep: refused for its shape (an array where a page belongs).
+    server.respond(() => json(200, nestedArrays(MAX_RESPONSE_DEPTH, '')))
+    const shallower = await rejection(client.agents.list())
+    expect(shallower).toBeInstanceOf(ResponseValidationError)
+    expect((shallower as ResponseValidationError).issues.map((issue) => issue.code)).not.toContain('too_big')
+  })
+
   it("responseValidation 'warn' does not let a body nested too deep through", async () => {
     const logger = recordingLogger()
     const lenient = client.withOptions({ responseValidation: 'warn', logger })

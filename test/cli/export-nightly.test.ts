@@ -1,0 +1,152 @@
+// `chat-service export --checkpoint`, the nightly job, as a user runs it (the bin of the packed
+// tarball, a child process, the fake in listen mode): nights with data appended between them, stops
+// (SIGINT, SIGKILL) followed by the same command, and state files of another service or company:
+// the files must hold exactly the lines of an export made in one go, none twice, none missing.
+import { appendFile, readFile, writeFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { poll } from './helpers.ts'
+import { aDayPasses, DATASET, exists, expectContent, hold, lines, linesOf, readJson, sizeOf, useExportKit } from './export-kit.ts'
+
+const kit = useExportKit()
+const { serve, file, start, exportToEnd } = kit
+
+describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
+  it('night 1 writes every message; night 2 appends only what was added (a new conversation, two grown); night 3 nothing', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    const night1 = file('night-1.jsonl')
+    const first = await exportToEnd(service, ['--out', night1, '--checkpoint', checkpoint])
+    await expectContent(night1, lines(service))
+    expect(first.stderr).toContain(`conversations: ${DATASET.conversations} new, 0 grown, 0 unchanged, 0 rewound, 0 deleted`)
+    expect(await readJson(checkpoint)).toMatchObject({ version: 1, shard: null, run: null, checkpoint: { version: 2 } })
+
+    const added = aDayPasses(service, 2)
+    const night2 = file('night-2.jsonl')
+    const second = await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
+    await expectContent(night2, linesOf(service, added))
+    expect(second.stderr).toContain(`exported ${added.length} new messages to ${night2}`)
+    expect(second.stderr).toContain(`conversations: 1 new, 2 grown, ${DATASET.conversations - 2} unchanged, 0 rewound, 0 deleted`)
+
+    const night3 = file('night-3.jsonl')
+    await exportToEnd(service, ['--out', night3, '--checkpoint', checkpoint])
+    await expectContent(night3, '')
+    // Nights 1 and 2 together are one export of everything, each message once.
+    expect((await readFile(night1, 'utf8')) + (await readFile(night2, 'utf8'))).toHaveLength(lines(service).length)
+  })
+
+  it('one growing file: every night appends to the same --out', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    const out = file('messages.jsonl')
+    await exportToEnd(service, ['--out', out, '--checkpoint', checkpoint])
+    const before = lines(service)
+    const added = aDayPasses(service, 2)
+    await exportToEnd(service, ['--out', out, '--checkpoint', checkpoint])
+    await expectContent(out, before + linesOf(service, added))
+  })
+
+  it('Ctrl-C in the middle of a night, then the same command: that night has every new message once', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(service, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    // Night 2: every conversation grows, so that it stops halfway through them.
+    const added = service.fake
+      .listConversations(service.company)
+      .flatMap((conversation) => service.fake.appendMessages(service.company, conversation.id, 2))
+    const night2 = file('night-2.jsonl')
+    const held = hold(service, 30)
+    const sent = service.fake.requests.length
+    const first = start(service, ['--out', night2, '--checkpoint', checkpoint])
+    await poll(async () => service.fake.requests.slice(sent).some((request) => request.path === held) && (await sizeOf(night2)) > 0)
+    first.child.kill('SIGINT')
+    const stopped = await first.exit
+    expect(stopped, stopped.stderr).toMatchObject({ code: 130, stdout: '' })
+    const state = (await readJson(checkpoint)) as { run: { out: string; bytes: number; written: number } }
+    expect(state.run).toEqual({ out: night2, bytes: await sizeOf(night2), written: expect.any(Number) as number })
+    expect(state.run.written).toBeGreaterThan(0)
+    expect(state.run.written).toBeLessThan(added.length)
+
+    const second = await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
+    expect(second.stderr).toContain(`resuming an unfinished run after its ${state.run.written} messages`)
+    await expectContent(night2, linesOf(service, added))
+  })
+
+  it('killed (SIGKILL) in its first night, early (no periodic save yet, most likely): the next run cuts the output back and finishes it exactly', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    const out = file('night-1.jsonl')
+    // The checkpoint file names the run and its starting length before the first line is written.
+    hold(service, 5)
+    const first = start(service, ['--out', out, '--checkpoint', checkpoint])
+    await poll(async () => {
+      const saved = (await readJson(checkpoint)) as { run?: { bytes: number } } | undefined
+      return saved?.run !== undefined && (await sizeOf(out)) > saved.run.bytes
+    })
+    first.child.kill('SIGKILL')
+    await first.exit
+    service.fake.clearFaults()
+    await exportToEnd(service, ['--out', out, '--checkpoint', checkpoint])
+    await expectContent(out, lines(service))
+  })
+})
+
+describe('export: state files of another service or company', { timeout: 60_000 }, () => {
+  it('an unfinished export of another service: exit 1 saying so (both services, where the settings came from), its files untouched', async () => {
+    const first = await serve()
+    const other = await serve()
+    const out = file('messages.jsonl')
+    await exportToEnd(first, ['--out', out, '--max-items', '100'])
+    await appendFile(out, '{"a line a crash left past the saved point":true}\n')
+    const outBefore = await readFile(out, 'utf8')
+    const cursorBefore = await readFile(`${out}.cursor`, 'utf8')
+    const ran = await kit.exportRun(other, ['--out', out])
+    expect(ran.code, ran.stderr).toBe(1)
+    const key = first.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    expect(ran.stderr).toContain(
+      `chat-service: ${out}.cursor belongs to the service ${first.server.url}/rest/v1 (key ${key}), and this run talks to ${other.server.url}/rest/v1 (key ${key}): ` +
+        `run it with that service's settings to finish that export, or delete ${out}.cursor to start a new one\n`,
+    )
+    expect(ran.stderr).toContain(
+      `chat-service: settings: base URL ${other.env['CHAT_SERVICE_BASE_URL']} from the environment (CHAT_SERVICE_BASE_URL)\n`,
+    )
+    expect(await readFile(out, 'utf8')).toBe(outBefore)
+    expect(await readFile(`${out}.cursor`, 'utf8')).toBe(cursorBefore)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it("a checkpoint file of another service: exit 1, nothing appended, the checkpoint untouched (the next night does not take that service's messages as new)", async () => {
+    const first = await serve()
+    const other = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(first, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const before = await readFile(checkpoint, 'utf8')
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(other, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(`${checkpoint} belongs to the service ${first.server.url}/rest/v1`)
+    expect(await readFile(checkpoint, 'utf8')).toBe(before)
+    expect(await exists(night2)).toBe(false)
+    expect(other.fake.requests).toHaveLength(0)
+  })
+
+  it('a state file written with another key of the same service: refused, saying how to go on after a key rotation; edited so, it goes on', async () => {
+    const service = await serve()
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(service, ['--out', file('night-1.jsonl'), '--checkpoint', checkpoint])
+    const key = service.env['CHAT_SERVICE_KEY_ID'] ?? ''
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll(JSON.stringify(key), '"key_retired"'))
+    const added = aDayPasses(service, 2)
+    const night2 = file('night-2.jsonl')
+    const ran = await kit.exportRun(service, ['--out', night2, '--checkpoint', checkpoint])
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(
+      `${checkpoint} was written with the key key_retired (another company, or the same one under an older key), and this run uses the key ${key}`,
+    )
+    expect(ran.stderr).toContain(
+      `If it is the same company under a new key, replace the key id key_retired with ${key} wherever ${checkpoint} holds it`,
+    )
+    await writeFile(checkpoint, (await readFile(checkpoint, 'utf8')).replaceAll('"key_retired"', JSON.stringify(key)))
+    await exportToEnd(service, ['--out', night2, '--checkpoint', checkpoint])
+    await expectContent(night2, linesOf(service, added))
+  })
+})
