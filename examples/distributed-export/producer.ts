@@ -116,14 +116,17 @@ try {
   process.exitCode = 1
 } finally {
   watching.abort()
-  // QueueEvents blocks on its connection (XREAD, up to its blockingTimeout) and BullMQ leaves
-  // connections it was given open: dropped first, so that closing does not wait out the block
-  // (it held every run's exit for the whole 2 s bound below).
+  // BullMQ leaves connections it was given open; QueueEvents' blocks on a read, so it goes first.
   listening.disconnect()
-  // Bounded: closing waits for Redis, which may be the thing that is gone.
-  const closing = Promise.all([events.close(), queues.nights.close(), queues.shards.close(), flows.close()])
-  // The bound's timer is unref'd: once closing wins it must not hold the process for the rest of it.
-  const closed = await Promise.race([closing.then(() => true), sleep(2_000, undefined, { ref: false }).then(() => false)])
+  // Bounded: closing waits for Redis, which may be the thing that is gone. The bound's timer is
+  // cancelled once closing is done: left running, it held every run's exit for the whole 2 s.
+  const bound = new AbortController()
+  const closing = Promise.all([events.close(), queues.nights.close(), queues.shards.close(), flows.close()]).then(
+    () => true,
+    () => false, // a close that fails (Redis gone) ends as the bound does
+  )
+  const closed = await Promise.race([closing, sleep(2_000, false, { signal: bound.signal }).catch(() => false)])
+  bound.abort()
   redis.disconnect()
   // The connections BullMQ made itself would go on trying to reach a Redis that is gone.
   if (!closed) process.exit()

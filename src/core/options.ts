@@ -72,10 +72,15 @@ export interface RateLimitStore {
    *    With `tokens: 0` the bucket is not touched.
    * 3. Answers the tokens granted and the stored learned rate (`null` when none).
    * 4. Optionally (a store that skips it keeps working): adds `request.accepted` to a count of the
-   *    requests accepted per second of its own clock, and answers `acceptedPerSecond`, the count
-   *    over about the last second (this second's count plus the last second's, weighted by the
-   *    share of it still inside the last 1,000 ms). A process that meets its first 429 starts
-   *    its estimate of the limit from this sum of all processes rather than from its own share.
+   *    requests accepted per second of its own clock, on every call (`tokens: 0` ones too: most
+   *    counts come through them, before any process paces), and answers `acceptedPerSecond`, the
+   *    count over about the last second (this second's count plus the last second's, weighted by
+   *    the share of it still inside the last 1,000 ms). A process that meets its first 429 starts
+   *    its estimate of the limit from this sum of all processes (when it is at most 1 s old and
+   *    larger than its own share). Count no more than was told: too high a sum makes the first
+   *    estimate too high (more 429s), too low a sum only makes it the process's own. An
+   *    `acceptedPerSecond` that is not a number of 0 or more makes the whole answer a failed
+   *    `take`, like any other answer that is not a `RateLimitGrant`.
    *
    * When the SDK calls it: while the client paces, for the requests waiting when its leased tokens
    * run out (at most a tenth of a second's worth at a time, one call at a time); while it does not,

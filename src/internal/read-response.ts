@@ -191,7 +191,7 @@ export function responseValidationError(
  */
 export function waitTooLongError(raw: ReceivedResponse, request: RequestSummary, waitMs: number, redactor: Redactor): APIError {
   const view = errorView(raw, decodeBody(raw), request, redactor)
-  const why = `not retried: the service asked to wait ${waitMs.toLocaleString('en-US')} ms, longer than the ${MAX_RETRY_AFTER_MS.toLocaleString('en-US')} ms the SDK waits before a retry (retryAfterMs holds the wait, to schedule a later attempt)`
+  const why = `not retried: the service asked to wait ${waitMs.toLocaleString('en-US')} ms, more than the SDK waits for a retry (at most ${MAX_RETRY_AFTER_MS.toLocaleString('en-US')} ms; retryAfterMs holds the wait, to schedule a later attempt)`
   return apiErrorFor(view, `${describeStatus(view)}: ${why}`)
 }
 

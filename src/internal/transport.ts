@@ -143,7 +143,9 @@ export class Transport {
 
   /**
    * Sends `request` until it succeeds or the retry policy says stop, and resolves with the last
-   * response, whatever its status.
+   * response, whatever its status, but for a response that asked to wait past
+   * `MAX_RETRY_AFTER_MS` (thrown, saying so; its deprecation headers are then not read) and a
+   * paced call starved of any accepted request (thrown).
    *
    * Each attempt is admitted by the rate limit first (`rate-limit/limiter.ts`: the client-wide 429
    * pause, shared through the `rateLimitStore`, and from the first 429 on the paced rate). A 429 is
@@ -152,7 +154,8 @@ export class Transport {
    * is not started.
    * @throws APIConnectionError / APITimeoutError when no response came and retries ran out (or the
    * failure would repeat); APITimeoutError when `totalTimeout` runs out (`cause`: the last attempt's
-   * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`, or whose waits for the pause would pass 60 s per try; APIUserAbortError;
+   * error); RateLimitError for a call refused by `rateLimitPause: 'fail'`, or whose waits for the pause would pass 60 s per try,
+   * or starved under pacing; the status's APIError for a response asking to wait over 60 s; APIUserAbortError;
    * ResponseValidationError for a success body over `maxResponseBytes`; ChatServiceError once the
    * client is closed.
    */

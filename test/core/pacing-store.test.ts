@@ -142,7 +142,7 @@ describe('what the clients of a store learn together', () => {
   it('with a store that does not count, it starts from its own share (the least rate, having accepted nothing)', async () => {
     const { rate, told } = await firstRateOfB(false, 40)
     expect(told).toBeUndefined()
-    expect(rate).toBeLessThan(1)
+    expect(rate).toBeLessThan(2) // 0.5 a second, doubling each second while it probes: a slow machine has a second's slack
   })
 
   it('a 429 for a request sent before it adopted the rate another client lowered does not lower it again', async () => {

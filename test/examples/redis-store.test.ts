@@ -77,6 +77,31 @@ describe('take, as the contract says', () => {
       if (attempt === 4) throw new Error('four tries never ran in one second of Redis time')
     }
   })
+
+  it("weighs the last second's count by the share of it still inside the last 1,000 ms, and forgets an older one", async () => {
+    const store = redisRateLimitStore(redis, 'test:weights')
+    const ms = (time: readonly (number | string)[]): number => Number(time[0]) * 1_000 + Math.floor(Number(time[1]) / 1_000)
+    for (let attempt = 1; ; attempt++) {
+      const before = ms(await redis.time())
+      const second = Math.floor(before / 1_000)
+      // 100 accepted in the last second of Redis's clock, 10 in this one.
+      await redis.hset('test:weights:pacing', { second: second - 1, accepted: 100, acceptedBefore: 0 })
+      const { acceptedPerSecond } = await store.take!({ ...take, tokens: 0, accepted: 10 })
+      const after = ms(await redis.time())
+      if (Math.floor(after / 1_000) === second) {
+        // Between what the weighting gives at the first and at the last moment the take could have run.
+        expect(acceptedPerSecond).toBeLessThanOrEqual(10 + 100 * (1 - (before % 1_000) / 1_000) + 0.001)
+        expect(acceptedPerSecond).toBeGreaterThanOrEqual(10 + 100 * (1 - (after % 1_000) / 1_000) - 0.001)
+        break
+      }
+      if (attempt === 4) throw new Error('four tries never ran in one second of Redis time')
+    }
+    // A count two seconds old is forgotten: only this second's is answered.
+    const second = Math.floor(ms(await redis.time()) / 1_000)
+    await redis.hset('test:weights:pacing', { second: second - 2, accepted: 100, acceptedBefore: 50 })
+    const { acceptedPerSecond } = await store.take!({ ...take, tokens: 0, accepted: 7 })
+    expect(acceptedPerSecond).toBe(7) // neither old count survives (a second boundary in between changes nothing)
+  })
 })
 
 describe('two clients sharing it', () => {

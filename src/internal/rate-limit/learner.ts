@@ -137,12 +137,18 @@ export class RateLearner {
   readonly #paused = new SlotCounter()
 
   /**
-   * Whether what this process sends measures the rate: its growth is capped at twice it, and a 429
-   * lowers the rate from it when it is below the paced rate. Off from the first lease out of a
-   * budget shared with other processes on (even while the store is down): this one's share says
-   * nothing of what all of them send.
+   * Whether the rate's growth is capped at twice what this process sent lately. Off while its
+   * tokens come from a budget shared with other processes (its share says nothing of what all of
+   * them send); on again while it paces on its own tokens (a store that fails).
    */
-  measuresOwnSends = true
+  capsAtOwnSends = true
+  /**
+   * Whether a 429 lowers the rate from what this process sent, when that is below the paced rate.
+   * Off for good once the store has answered a lease or given it a rate other processes learned:
+   * from then on its own share is no measure of the limit, even while the store is down (a 429 met then lowered
+   * the shared rate to one worker's share once the store was back).
+   */
+  lowersFromOwnSends = true
 
   /** The learned state (to share), or `undefined` while unpaced. */
   get learned(): LearnedRate | undefined {
@@ -170,7 +176,7 @@ export class RateLearner {
       rate = learned.max * (1 + (1 - BETA) * u * u * u)
       probing = t > k
     }
-    if (probing && this.measuresOwnSends) {
+    if (probing && this.capsAtOwnSends) {
       // No faster than twice what was sent lately: an idle client keeps its rate near the limit
       // found instead of growing one it never tried.
       const sent = this.#rateOf(this.#sent, now, RECENT_SLOTS)
@@ -219,7 +225,7 @@ export class RateLearner {
       // A 429 that ends probing: the limit lies between the rate of one doubling ago and this one;
       // the rate averaged over that doubling (1 / (2 ln 2) of this one) is where the 429 was earned.
       if (before.recoveryMs === 0) current *= PROBE_AVERAGE
-      const sent = (this.measuresOwnSends ? this.#rateOf(this.#sent, now, RECENT_SLOTS) : undefined) ?? current
+      const sent = (this.lowersFromOwnSends ? this.#rateOf(this.#sent, now, RECENT_SLOTS) : undefined) ?? current
       const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
       learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
     }

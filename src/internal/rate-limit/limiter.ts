@@ -111,8 +111,9 @@ export class RateLimits {
   #reported: number | undefined
   /** Unpaced, with a store that has `take`: when its learned rate is read next. */
   #nextLearnedRead = 0
-  /** Requests accepted since the last `take` told the store (a store with `take` only). */
+  /** Requests accepted since the last `take` told the store (a store with `take` only), and when that was. */
   #acceptedUntold = 0
+  #acceptedToldAt = 0
   /** What all processes of the store had accepted lately (requests/s), as the store last answered, and when. */
   #groupAccepted: { readonly perSecond: number; readonly at: number } | undefined
   /** The logger of the last call (for reports made outside a call: a lease's answer). */
@@ -315,15 +316,16 @@ export class RateLimits {
         waiting: () => lanes.queued,
         lease: (lease) => this.#lease(store, lease),
         granted: (answer) => {
+          this.#learner.lowersFromOwnSends = false
           this.#adoptShared(answer)
           lanes.changed()
         },
         failed: (error) => {
           state.storeDownUntil = this.#clock.now() + STORE_RETRY_MS
           state.onShared = false
-          // measuresOwnSends stays off: this process is still one of several, and its own share of
-          // what they send is no measure of the limit (a 429 met meanwhile lowered the shared rate
-          // to one worker's share once the store was back: 4 workers then crawled at a quarter).
+          // Its own tokens: growth capped at its own sends again. What a 429 lowers from stays as it
+          // was (see RateLearner.lowersFromOwnSends).
+          this.#learner.capsAtOwnSends = true
           lanes.use(local)
           this.#pause.warnOnce(
             this.#log,
@@ -348,7 +350,7 @@ export class RateLimits {
   /** Tokens come from the store (again). */
   #useShared(state: LanesState, shared: SharedTokens): void {
     state.onShared = true
-    this.#learner.measuresOwnSends = false
+    this.#learner.capsAtOwnSends = false
     state.lanes.use(shared)
   }
 
@@ -361,10 +363,18 @@ export class RateLimits {
     return granted
   }
 
-  /** The accepted requests not yet told to the store, for the lease about to run (the count starts again). */
+  /**
+   * The accepted requests not yet told to the store, for the lease about to run (the count starts
+   * again). The store adds them to its current second: counted over more than a second (the store
+   * was down, or not asked for a while), only their share of the last second is told, so that a
+   * lump does not pass for a rate.
+   */
   #tellAccepted(): number {
-    const accepted = this.#acceptedUntold
+    const now = this.#clock.now()
+    const since = now - this.#acceptedToldAt
+    const accepted = since > 1_000 ? Math.round((this.#acceptedUntold * 1_000) / since) : this.#acceptedUntold
     this.#acceptedUntold = 0
+    this.#acceptedToldAt = now
     return accepted
   }
 
@@ -392,6 +402,7 @@ export class RateLimits {
     if (learned === undefined || !this.#adaptive) return
     const now = this.#clock.now()
     if (!this.#learner.adopt(learned, now)) return
+    this.#learner.lowersFromOwnSends = false
     this.#paced(now)?.lanes.changed()
     this.#report('shared', this.#log)
   }
