@@ -44,6 +44,23 @@ function deadline(ms: number, signal: AbortSignal): Promise<never> {
   return sleep(ms, undefined, { signal }).then(() => Promise.reject(new Error(`no answer in ${ms} ms`)))
 }
 
+/** The night's state, its result once completed, and how many shards are done. */
+async function readNight(
+  queues: NightQueues,
+  night: string,
+  parent: NonNullable<Awaited<ReturnType<NightQueues['nights']['getJob']>>>,
+): Promise<{ state: string; completed: NightResult | undefined; processed: number }> {
+  const state = await parent.getState()
+  if (state === 'completed') {
+    // `parent` was read before the state: if the night completed in between, that copy has no
+    // return value yet (null). Completed jobs are kept: read it again.
+    const completed = await queues.nights.getJob(nightJobId(night))
+    return { state, completed: completed?.returnvalue ?? undefined, processed: 0 }
+  }
+  const { processed = 0 } = state === 'failed' ? {} : await parent.getDependenciesCount({ processed: true })
+  return { state, completed: undefined, processed }
+}
+
 /**
  * Watches the night until it ends: resolves with how (also `completed` and `failed`, in case the
  * producer missed BullMQ's event while Redis was away). Rejects only when `signal` aborts.
@@ -57,6 +74,7 @@ export async function watchNight(options: WatchOptions): Promise<NightOutcome> {
     await sleep(settings.watchEveryMs, undefined, { signal })
     const left = settings.redisDownMs - (performance.now() - lastAnswer)
     let parent
+    let read: { state: string; completed: NightResult | undefined; processed: number } | undefined
     try {
       // Bounded: a Redis that does not answer leaves these commands queued in ioredis forever.
       const answer = Promise.all([redisRunId(redis), queues.nights.getJob(nightJobId(night))])
@@ -67,6 +85,8 @@ export async function watchNight(options: WatchOptions): Promise<NightOutcome> {
         restartSaid = true
         if (parent !== undefined) say(`Redis restarted and kept the night's jobs (it persists them): the night goes on`)
       }
+      // What the night's job says, bounded the same way (Redis may stop answering between reads).
+      if (parent !== undefined) read = await Promise.race([readNight(queues, night, parent), deadline(settings.redisDownMs, signal)])
     } catch (error) {
       if (signal.aborted) throw error
       if (performance.now() - lastAnswer < settings.redisDownMs) continue // an error of one command: ask again
@@ -79,16 +99,13 @@ export async function watchNight(options: WatchOptions): Promise<NightOutcome> {
       const checkpointsLost = options.hadCheckpoints && (await redis.exists(options.checkpointsKey)) === 0
       return { kind: 'lost', restarted: restartSaid || (await redisRunId(redis)) !== options.runId, checkpointsLost }
     }
-    const state = await parent.getState()
+    if (read === undefined) continue
+    const { state, completed, processed } = read
     if (state === 'completed') {
-      // `parent` was read before the state: if the night completed in between, that copy has no
-      // return value yet (null). Completed jobs are kept: read it again.
-      const completed = await queues.nights.getJob(nightJobId(night))
-      if (completed?.returnvalue != null) return { kind: 'completed', result: completed.returnvalue }
+      if (completed !== undefined) return { kind: 'completed', result: completed }
       continue
     }
     if (state === 'failed') return { kind: 'failed' }
-    const { processed = 0 } = await parent.getDependenciesCount({ processed: true })
     if (processed !== done) {
       done = processed
       say(`${processed} of ${count} shards done`)
