@@ -22,6 +22,12 @@ export class LockLostError extends Error {
   override readonly name = 'LockLostError'
 }
 
+/**
+ * Most bytes of lines an attempt holds before it saves, whatever `EXPORT_SAVE_EVERY_MS` says: lines go
+ * into the file only at a save (after the lock check), so this bounds the memory they take.
+ */
+const MAX_PENDING_BYTES = 8 * 1024 * 1024
+
 /** Resolves once every line written to `stream` so far is in the file and on disk. */
 async function flushToDisk(stream: WriteStream, file: FileHandle): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -67,19 +73,33 @@ export async function exportShard(
   )
   let bytes = saved?.bytes ?? 0
   let written = saved?.written ?? 0
-  const save = async (): Promise<void> => {
-    // Taken right after the last line written; in the job only once that line is on disk.
-    const at: SavedPosition = { checkpoint: changes.checkpoint(), bytes, written }
-    await flushToDisk(stream, file)
-    // Only while the job is still ours: `updateData` does not check the lock, and a stale save would
-    // move the position of the worker that has the job now (or of a job of the same id added again
-    // after Redis lost this one). Renewing the lock is the check: 0 when the lock is gone.
+  // Lines taken from `changes` but not in the file yet: they go in only once the lock check passed
+  // (`commit`), so that an attempt that lost its job writes nothing into the file the attempt that
+  // has it now cut back and writes (README.md, "Why each step is in its order").
+  let pending: string[] = []
+  let pendingBytes = 0
+  const commit = async (): Promise<void> => {
+    // Only while the job is still ours. Renewing the lock is the check (0 when the lock is gone: it
+    // expired and another worker may have taken the job, or Redis lost it), and it also gives this
+    // attempt `lockDuration` in which no other can take the job: the lines go in within it.
     if (token !== undefined && (await job.extendLock(token, settings.lockDurationMs)) !== 1) {
+      pending = []
       throw new LockLostError(
         `job ${job.id ?? '?'} is no longer this worker's (its lock is gone: it stalled and another worker took it, or Redis lost it); ` +
           `stopped, ${job.data.out} left as it is`,
       )
     }
+    const lines = pending.join('')
+    pending = []
+    pendingBytes = 0
+    if (lines !== '') stream.write(lines) // flushToDisk waits for it
+    await flushToDisk(stream, file)
+  }
+  const save = async (): Promise<void> => {
+    // Taken right after the last line (pending ones included); in the job only once that line is on
+    // disk. `updateData` itself does not check the lock: `commit` did, just before.
+    const at: SavedPosition = { checkpoint: changes.checkpoint(), bytes, written }
+    await commit()
     await job.updateData({ ...job.data, saved: at })
     log(`saved: ${written} messages, ${bytes} bytes`)
   }
@@ -87,15 +107,17 @@ export async function exportShard(
   try {
     for await (const message of changes) {
       const line = `${JSON.stringify(message)}\n`
-      bytes += Buffer.byteLength(line)
+      const size = Buffer.byteLength(line)
+      bytes += size
       written++
-      if (!stream.write(line)) await once(stream, 'drain')
-      if (performance.now() - lastSave >= settings.saveEveryMs) {
+      pending.push(line)
+      pendingBytes += size
+      if (performance.now() - lastSave >= settings.saveEveryMs || pendingBytes >= MAX_PENDING_BYTES) {
         await save()
         lastSave = performance.now()
       }
     }
-    await flushToDisk(stream, file) // the job completes (with its checkpoint) only once every line is on disk
+    await commit() // the job completes (with its checkpoint) only once every line is on disk
   } catch (error) {
     // Another worker has the job now (or nobody: Redis lost it): write nothing more, save nothing.
     if (signal?.reason === LOCK_LOST || error instanceof LockLostError) {
