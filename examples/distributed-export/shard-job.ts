@@ -8,6 +8,7 @@ import type { WriteStream } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
 import type { ChatServiceClient } from 'chat-service-sdk'
+import type { Redis } from 'ioredis'
 import { settings, type SavedPosition, type ShardJobData, type ShardResult } from './config.ts'
 
 /** Why a worker aborts a running job: it stops (its attempt goes back to the queue), or it lost the job's lock. */
@@ -27,6 +28,21 @@ export class LockLostError extends Error {
  * into the file only at a save (after the lock check), so this bounds the memory they take.
  */
 const MAX_PENDING_BYTES = 8 * 1024 * 1024
+
+/**
+ * Sets a job's data only while `ARGV[1]` holds its lock, in one step: BullMQ's `updateData` checks
+ * no lock, so a save sent just before Redis went away (its lock check passed) would land once Redis
+ * is back, after the lock expired and another worker may have taken the job (or after Redis lost
+ * the job and the night added it again), and move that attempt's position to lines it cut back.
+ * KEYS: the job's lock, the job's hash (BullMQ's keys: `<prefix>:<queue>:<id>`, `...:lock`).
+ * ARGV: the token, the data (JSON, as BullMQ stores it). Answers 1 when set, 0 when not.
+ */
+const SAVE_WHILE_LOCKED = `
+if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[2], 'data', ARGV[2])
+  return 1
+end
+return 0`
 
 /** Resolves once every line written to `stream` so far is in the file and on disk. */
 async function flushToDisk(stream: WriteStream, file: FileHandle): Promise<void> {
@@ -56,8 +72,15 @@ async function openAt(job: Job<ShardJobData>, bytes: number, log: (line: string)
   return file
 }
 
+/**
+ * Runs one attempt of a shard job: cuts the file back to the saved length, then writes the shard's
+ * new messages from the saved checkpoint, saving its position about every `EXPORT_SAVE_EVERY_MS`.
+ * `redis` is the worker's connection (the saves' lock check goes through it), `token` the job's lock
+ * token from BullMQ. Throws `LockLostError` once the job is no longer this attempt's.
+ */
 export async function exportShard(
   client: ChatServiceClient,
+  redis: Redis,
   job: Job<ShardJobData, ShardResult>,
   token: string | undefined,
   signal: AbortSignal | undefined,
@@ -78,16 +101,18 @@ export async function exportShard(
   // has it now cut back and writes (README.md, "Why each step is in its order").
   let pending: string[] = []
   let pendingBytes = 0
+  const lockLost = (): LockLostError =>
+    new LockLostError(
+      `job ${job.id ?? '?'} is no longer this worker's (its lock is gone: it stalled and another worker took it, or Redis lost it); ` +
+        `stopped, ${job.data.out} left as it is`,
+    )
   const commit = async (): Promise<void> => {
     // Only while the job is still ours. Renewing the lock is the check (0 when the lock is gone: it
     // expired and another worker may have taken the job, or Redis lost it), and it also gives this
     // attempt `lockDuration` in which no other can take the job: the lines go in within it.
     if (token !== undefined && (await job.extendLock(token, settings.lockDurationMs)) !== 1) {
       pending = []
-      throw new LockLostError(
-        `job ${job.id ?? '?'} is no longer this worker's (its lock is gone: it stalled and another worker took it, or Redis lost it); ` +
-          `stopped, ${job.data.out} left as it is`,
-      )
+      throw lockLost()
     }
     const lines = pending.join('')
     pending = []
@@ -96,11 +121,17 @@ export async function exportShard(
     await flushToDisk(stream, file)
   }
   const save = async (): Promise<void> => {
-    // Taken right after the last line (pending ones included); in the job only once that line is on
-    // disk. `updateData` itself does not check the lock: `commit` did, just before.
+    // Taken right after the last line (pending ones included); in the job only once that line is on disk.
     const at: SavedPosition = { checkpoint: changes.checkpoint(), bytes, written }
     await commit()
-    await job.updateData({ ...job.data, saved: at })
+    const data: ShardJobData = { ...job.data, saved: at }
+    if (token === undefined) await job.updateData(data)
+    else {
+      // The lock is checked again with the data set, in one step: Redis may have gone away since `commit`.
+      const key = `${job.queueQualifiedName}:${job.id ?? ''}`
+      if ((await redis.eval(SAVE_WHILE_LOCKED, 2, `${key}:lock`, key, token, JSON.stringify(data))) !== 1) throw lockLost()
+      job.data = data
+    }
     log(`saved: ${written} messages, ${bytes} bytes`)
   }
   let lastSave = performance.now()

@@ -50,7 +50,7 @@ const shards = new Worker<ShardJobData, ShardResult>(
   SHARD_QUEUE,
   (job, token, signal) => {
     const { index, count } = job.data.shard
-    return exportShard(client, job, token, signal, (line) => {
+    return exportShard(client, redis, job, token, signal, (line) => {
       say(`shard ${index}/${count} of ${job.data.night}: ${line}`)
     })
   },

@@ -50,7 +50,7 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       // Back with its AOF: the workers go on by themselves; the producer, run again, waits for the night.
       await durable.restart()
       await kit.night(env, 'n1', out)
-      await expectExactly(out, 'n1', reference)
+      await expectExactly(out, 'n1', reference, kit.allOutput)
       await stopWorkers(workers)
     },
   )

@@ -88,7 +88,7 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       expect(pickedUpAfter).toBeGreaterThan(0)
       expect(pickedUpAfter, `picked up ${pickedUpAfter} ms after the kill`).toBeLessThanOrEqual(3_000 + 1_000 + 1_000)
 
-      await expectExactly(out, 'n1', reference)
+      await expectExactly(out, 'n1', reference, kit.allOutput)
 
       // Night 2: three messages in each of 8 conversations (shard 0's included); only they are written.
       const grown = fake.listConversations(COMPANY).filter((_, index) => index % 25 === 3)

@@ -61,16 +61,70 @@ export async function referenceExport(server: FakeServerHandle): Promise<string[
 
 /** The lines of every file of `out` whose name starts with `night`. */
 export async function linesOf(out: string, nightName: string): Promise<string[]> {
-  const files = (await readdir(out)).filter((file) => file.startsWith(`${nightName}-shard-`))
-  expect(files).toHaveLength(SHARDS)
-  const texts = await Promise.all(files.map((file) => readFile(join(out, file), 'utf8')))
-  return texts.flatMap((text) => text.split('\n').slice(0, -1))
+  return (await shardFiles(out, nightName)).flatMap(({ lines }) => lines)
 }
 
-/** Asserts that the night's files hold exactly `reference`, each message once. */
-export async function expectExactly(out: string, nightName: string, reference: readonly string[]): Promise<void> {
-  const lines = await linesOf(out, nightName)
-  expect(new Set(lines).size).toBe(lines.length) // no message twice
+/** Each shard file of the night: its name and its lines. */
+async function shardFiles(out: string, nightName: string): Promise<{ file: string; lines: string[] }[]> {
+  const files = (await readdir(out)).filter((file) => file.startsWith(`${nightName}-shard-`)).sort()
+  expect(files).toHaveLength(SHARDS)
+  return Promise.all(files.map(async (file) => ({ file, lines: (await readFile(join(out, file), 'utf8')).split('\n').slice(0, -1) })))
+}
+
+/**
+ * Each line written more than once: where each copy is (file, line, byte offset), and what the
+ * workers said of that shard (starts, resumes, cut-backs, stops, errors, and the first save of each
+ * worker that counted the copy), so that a failing run names who wrote each copy.
+ */
+function describeRepeats(files: readonly { file: string; lines: string[] }[], nightName: string, output: string): string {
+  const said = output.split('\n')
+  const parts: string[] = []
+  for (const { file, lines } of files) {
+    const shard = /-shard-(\d+)-of-/.exec(file)?.[1] ?? '?'
+    const about = said.filter((line) => line.includes(`shard ${shard}/${SHARDS} of ${nightName}:`))
+    const seen = new Map<string, number[]>()
+    let offset = 0
+    const offsets: number[] = []
+    lines.forEach((line, index) => {
+      offsets.push(offset)
+      offset += Buffer.byteLength(line) + 1
+      seen.set(line, [...(seen.get(line) ?? []), index])
+    })
+    for (const [line, at] of seen) {
+      if (at.length < 2) continue
+      const id = (JSON.parse(line) as { id?: string }).id ?? line.slice(0, 80)
+      parts.push(`${id} is ${at.length} times in ${file}: ${at.map((index) => `line ${index + 1} (bytes ${offsets[index]}..)`).join(', ')}`)
+      for (const index of at) {
+        const end = offsets[index]! + Buffer.byteLength(line) + 1
+        // The first save of each worker whose length covers this copy: the attempt that counted it.
+        const savers = new Map<string, string>()
+        for (const text of about) {
+          const bytes = /saved: \d+ messages, (\d+) bytes/.exec(text)?.[1]
+          const worker = /^worker (\d+)/.exec(text)?.[1] ?? '?'
+          if (bytes !== undefined && Number(bytes) >= end && !savers.has(worker)) savers.set(worker, text)
+        }
+        parts.push(`  the copy at line ${index + 1} is counted by: ${[...savers.values()].join(' | ') || 'no save'}`)
+      }
+      parts.push(
+        `  what the workers said of shard ${shard}:`,
+        ...about.filter((text) => !text.includes(': saved:')).map((text) => `    ${text}`),
+      )
+    }
+  }
+  const errors = said.filter((line) => /^worker \d+: (error|connected|SIGTERM)/.test(line))
+  return [...parts, "the workers' Redis errors and signals:", ...errors.map((text) => `    ${text}`)].join('\n')
+}
+
+/** Asserts that the night's files hold exactly `reference`, each message once; `output` (the children's) explains a repeat. */
+export async function expectExactly(
+  out: string,
+  nightName: string,
+  reference: readonly string[],
+  output: () => string = () => '',
+): Promise<void> {
+  const files = await shardFiles(out, nightName)
+  const lines = files.flatMap((file) => file.lines)
+  if (new Set(lines).size !== lines.length) expect.fail(`messages written more than once:\n${describeRepeats(files, nightName, output())}`)
   expect(lines.length).toBe(reference.length)
   expect(new Set(lines)).toEqual(new Set(reference)) // none lost
 }

@@ -80,7 +80,7 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       const output = await kit.night(env, 'n1', out)
       expect(output).toContain(`night n1: resuming a failed night: retrying shard ${victim}/${SHARDS} from ${saved} messages saved`)
       expect(kit.allOutput()).toContain(`shard ${victim}/${SHARDS} of n1: resuming after ${saved} messages`)
-      await expectExactly(out, 'n1', reference)
+      await expectExactly(out, 'n1', reference, kit.allOutput)
       await stopWorkers(workers)
     },
   )
