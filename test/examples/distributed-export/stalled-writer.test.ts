@@ -15,7 +15,7 @@ import { Redis } from 'ioredis'
 import { Agent, type Dispatcher } from 'undici'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
-import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import type { ShardJobData, ShardResult } from '../../../examples/distributed-export/config.ts'
 import { startRedis, type RunningRedis } from '../../../scripts/redis.ts'
 import { COMPANY, referenceExport } from './kit.ts'
@@ -88,11 +88,11 @@ function holding(path: string): { dispatcher: Dispatcher; open: () => void; clos
   }
 }
 
-/** The fake with a small night of messages, and every message as a single export writes it. */
-async function service(seed: number): Promise<{ server: FakeServerHandle; reference: string[]; close: () => Promise<void> }> {
+/** The fake, listening, with a small night of messages; and every message as a single export writes it. */
+async function service(seed: number): Promise<{ fake: FakeChatService; server: FakeServerHandle; reference: string[] }> {
   const fake = createFakeChatService({ seed: generateDataset({ seed, conversations: 12, messages: 240 }) })
-  const listening = await fake.listen()
-  return { server: listening, reference: await referenceExport(listening), close: () => listening.close() }
+  const server = await fake.listen()
+  return { fake, server, reference: await referenceExport(server) }
 }
 
 /** The lines of `out`, asserted to be `reference`, each once (naming any line written twice, with what the attempts said). */
@@ -106,20 +106,18 @@ async function expectExactly(out: string, reference: readonly string[], log: rea
 
 describe('examples/distributed-export: a shard attempt that lost its job', () => {
   it('writes nothing once its held page comes back after another attempt cut the file back and finished the shard', async () => {
-    const { server: fake, reference, close } = await service(41)
+    const { fake, server, reference } = await service(41)
     const { id, out, takeOver } = await shardJob('held-page')
     const log: string[] = []
 
     // Attempt 1 writes and saves the messages of the conversations before the held one, then waits
     // for the held one's page: its worker is cut off from Redis (or paused), its lock expires.
-    const conversations = createFakeChatService({
-      seed: generateDataset({ seed: 41, conversations: 12, messages: 240 }),
-    }).listConversations(COMPANY)
+    const conversations = fake.listConversations(COMPANY)
     const heldId = conversations[Math.floor(conversations.length / 2)]!.id
     const before = reference.findIndex((line) => (JSON.parse(line) as { conversation_id: string }).conversation_id === heldId)
     expect(before).toBeGreaterThan(0)
     const held = holding(`/rest/v1/conversations/${heldId}/messages`)
-    const first = new ChatServiceClient({ ...fake.clientOptions(), dispatcher: held.dispatcher })
+    const first = new ChatServiceClient({ ...server.clientOptions(), dispatcher: held.dispatcher })
     let reached: () => void = () => undefined
     const waiting = new Promise<void>((resolve) => (reached = resolve))
     const firstEnded = exportShard(first, redis, await attemptOf(id), 'attempt-1', undefined, (line) => {
@@ -133,7 +131,7 @@ describe('examples/distributed-export: a shard attempt that lost its job', () =>
 
     // Attempt 2 takes the job, resumes from the saved position and finishes the shard.
     await takeOver('attempt-2')
-    const second = new ChatServiceClient(fake.clientOptions())
+    const second = new ChatServiceClient(server.clientOptions())
     const result = await exportShard(second, redis, await attemptOf(id), 'attempt-2', undefined, (line) => log.push(`attempt 2: ${line}`))
     expect(result.written).toBe(reference.length)
     expect(log.some((line) => line.startsWith(`attempt 2: resuming after ${before} messages`))).toBe(true)
@@ -141,12 +139,12 @@ describe('examples/distributed-export: a shard attempt that lost its job', () =>
     // Attempt 1's page comes back: it must find the job gone before writing a line of it.
     held.open()
     expect(await firstEnded).toBeInstanceOf(LockLostError)
-    await Promise.all([first.close(), second.close(), held.close(), close()])
+    await Promise.all([first.close(), second.close(), held.close(), server.close()])
     await expectExactly(out, reference, log)
   })
 
   it('does not move the saved position once the job is another attempt’s, when the lock was lost right after its check', async () => {
-    const { server: fake, reference, close } = await service(43)
+    const { server, reference } = await service(43)
     const { id, out, takeOver } = await shardJob('late-save')
     const log: string[] = []
     const job = await attemptOf(id)
@@ -163,7 +161,7 @@ describe('examples/distributed-export: a shard attempt that lost its job', () =>
       }
       return answer
     }
-    const client = new ChatServiceClient(fake.clientOptions())
+    const client = new ChatServiceClient(server.clientOptions())
     const ended = await exportShard(client, redis, job, 'attempt-1', undefined, (line) => log.push(`attempt 1: ${line}`)).then(
       () => 'completed',
       (error: unknown) => error,
@@ -176,7 +174,7 @@ describe('examples/distributed-export: a shard attempt that lost its job', () =>
     // And attempt 2, from there, finishes the shard exactly.
     const result = await exportShard(client, redis, await attemptOf(id), 'attempt-2', undefined, (line) => log.push(`attempt 2: ${line}`))
     expect(result.written).toBe(reference.length)
-    await Promise.all([client.close(), close()])
+    await Promise.all([client.close(), server.close()])
     await expectExactly(out, reference, log)
   })
 })
