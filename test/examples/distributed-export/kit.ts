@@ -145,10 +145,22 @@ export function runnerOf(
   )
 }
 
-/** Stops `workers` as an operator would (SIGTERM), so that a test leaves none running for the next. */
+/**
+ * Stops `workers` as an operator would (SIGTERM), so that a test leaves none running for the next.
+ * A worker still running 30 s later fails the test naming it, with what every worker said (rather
+ * than the test's timeout, which shows nothing of them).
+ */
 export async function stopWorkers(workers: readonly Started[]): Promise<void> {
-  for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM')
-  await Promise.all(workers.map((worker) => worker.exit))
+  const running = (worker: Started): boolean => worker.child.exitCode === null && worker.child.signalCode === null
+  for (const worker of workers) if (running(worker)) worker.child.kill('SIGTERM')
+  await until(
+    () => !workers.some(running),
+    () =>
+      `worker ${workers
+        .filter(running)
+        .map((worker) => worker.child.pid)
+        .join(', ')} still running after SIGTERM; what the workers said:\n` + workers.map((worker) => worker.lines.join('\n')).join('\n'),
+  )
 }
 
 /** A test file's Redis, directory and child processes (`useDistributedExport()`). */
