@@ -76,12 +76,27 @@ nights.on('completed', (job) => {
 })
 nights.on('error', sayError)
 
+/**
+ * How long a stop may take, ms. After a Redis restart, ioredis 6.0 may leave a command unanswered
+ * forever (ioredis issues 1718 and 2193), and BullMQ's close waits for it: a worker must then still
+ * exit, as a process manager's SIGKILL would make it, saying so. Its jobs go back to the queue
+ * once their locks expire (lockDuration), as a killed worker's do.
+ */
+const STOP_BOUND_MS = 10_000
+
 async function stop(signal: string): Promise<void> {
   say(`${signal}: saving and handing the running shard jobs back to the queue`)
+  const bound = setTimeout(() => {
+    say(
+      `could not stop within ${STOP_BOUND_MS} ms (a Redis command was never answered): exiting; its jobs go back to the queue when their locks expire`,
+    )
+    process.exit(1)
+  }, STOP_BOUND_MS)
   shards.cancelAllJobs(STOPPING) // each saves where it stands and goes back to the queue
   await Promise.all([shards.close(), nights.close()])
   await client.close()
   redis.disconnect()
+  clearTimeout(bound)
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal))
 await Promise.all([shards.waitUntilReady(), nights.waitUntilReady()])
