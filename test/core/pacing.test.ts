@@ -303,6 +303,42 @@ describe('the learned rate over time (fake clock)', () => {
   })
 })
 
+describe('a pause teaches nothing about the rate (fake clock)', () => {
+  it("the climb after a 429 starts when its Retry-After has passed: the paced rate at the pause's end is the lowered rate, not a doubling above it", async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    server.respond(() => (++seen === 21 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } } : { body: page }))
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+    closers.push(() => client.close())
+    for (let i = 0; i < 20; i++) await client.agents.list()
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    try {
+      const call = client.agents.list() // the 429 (wait 1 s), then its retry
+      await vi.waitFor(() => {
+        expect(seen).toBe(21)
+      })
+      const lowered = client.pacedRate!
+      expect(lowered).toBeGreaterThan(0)
+      // (waitFor moved the fake clock on by up to 50 ms.)
+      await vi.advanceTimersByTimeAsync(900)
+      expect(seen).toBe(21) // nothing before the Retry-After has passed
+      expect(client.pacedRate).toBeCloseTo(lowered, 5)
+      await vi.advanceTimersByTimeAsync(100)
+      await call
+      expect(seen).toBe(22)
+      // Probing doubles the rate each second of sending; the second spent paused does not count.
+      expect(client.pacedRate!).toBeLessThan(lowered * 1.1)
+      // And from there it climbs (here to the 20 a second found, no higher while nothing more is sent).
+      await vi.advanceTimersByTimeAsync(500)
+      expect(client.pacedRate!).toBeCloseTo(lowered / 0.8, 5)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
 describe('a run of 429s (fake clock)', () => {
   it('a call goes on while the service accepts nothing for under 60 s, then ends with RateLimitError; the service is asked ever more rarely', async () => {
     const server = await startLoopback()

@@ -17,8 +17,13 @@
  * - Processes sharing a store: the first 429's estimate is the larger of what this process had
  *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
  *   start from one worker's share.
+ * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
+ *   second since) takes the rate averaged over the last doubling, or since probing began if that
+ *   was sooner, as where the limit was met.
  * - While requests succeed the rate climbs back as `max × (1 + (1 − BETA) × ((t − K) / K)³)`, `t`
- *   the time since the decrease: steep at first, flat near `max` (where the limit was found), then
+ *   the time since the decrease, or since the end of the wait the 429 asked for (a paused client
+ *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it a doubling
+ *   higher, into the next 429): steep at first, flat near `max` (where the limit was found), then
  *   probing past it ever faster, so a limit that was raised is found again. It reaches `max` again
  *   after `K` = {@link RECOVERY_MS}.
  * - Never above twice what the client actually sent in the last window (so an idle client does
@@ -59,8 +64,14 @@ export const RECOVERY_PER_PAUSE = 20
 export const MAX_RECOVERY_MS = 60_000
 /** While probing up from the first limit found (a lower bound), the rate doubles this often, ms. */
 export const PROBE_DOUBLING_MS = 1_000
-/** The rate averaged over one doubling of probing, as a share of the rate at its end: 1 / (2 ln 2). */
-const PROBE_AVERAGE = 1 / (2 * Math.LN2)
+/**
+ * The probing rate averaged over its last doubling (or since it began, `ms` ago, if sooner), as a
+ * share of the rate at its end: 1 / (2 ln 2) after a whole doubling, 1 at its start.
+ */
+function probeAverage(ms: number): number {
+  const span = Math.min(ms, PROBE_DOUBLING_MS) / PROBE_DOUBLING_MS
+  return span < 1e-3 ? 1 : (1 - 2 ** -span) / (span * Math.LN2)
+}
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
 /** The window the accepted and sent rates are measured over, ms. */
@@ -222,13 +233,17 @@ export class RateLearner {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
       // or what was actually sent while not paused, if less).
       let current = this.rate(sentAt) ?? MIN_RATE
-      // A 429 that ends probing: the limit lies between the rate of one doubling ago and this one;
-      // the rate averaged over that doubling (1 / (2 ln 2) of this one) is where the 429 was earned.
-      if (before.recoveryMs === 0) current *= PROBE_AVERAGE
+      // A 429 that ends probing: the limit lies between the rate of one doubling ago (or the rate
+      // probing started from, if it began less than a doubling ago) and this one; the rate averaged
+      // over that stretch is where the 429 was earned.
+      if (before.recoveryMs === 0) current *= probeAverage(Math.max(0, sentAt - before.at))
       const sent = (this.lowersFromOwnSends ? this.#rateOf(this.#sent, now, RECENT_SLOTS) : undefined) ?? current
       const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
       learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
     }
+    // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
+    // the rate, and a climb timed from the 429 would come out of a 1 s pause a doubling higher.
+    if (pauseMs > 0) learned = { ...learned, at: now + pauseMs }
     this.#learned = learned
     this.#decreasedAt = now
     this.#acceptedSinceDecrease = false
