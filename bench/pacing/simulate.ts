@@ -128,6 +128,8 @@ async function simulate(
       }
       refused++
       retry = true
+      // As the SDK does (RateLimits.refused): the learner reads the 429 first, then the pause it asks for is recorded.
+      const refusal = learner.refused(sentAt, now, Number.isNaN(verdict) ? 0 : verdict)
       if (!Number.isNaN(verdict)) {
         const until = now + verdict
         if (until > pausedUntil) {
@@ -135,7 +137,6 @@ async function simulate(
           pausedUntil = until
         }
       }
-      const refusal = learner.refused(sentAt, now, Number.isNaN(verdict) ? 0 : verdict)
       lanes ??= new Lanes(new LocalTokens((at) => learner.rate(at) ?? Infinity, now), clock)
       if (refusal.kind === 'closed' && sentAt >= holdSetAt) {
         closedStreak++

@@ -64,3 +64,63 @@ describe('a 429 with a wait', () => {
     expect(learner.rate(T0 + 4_010)!).toBeGreaterThan(lowered)
   })
 })
+
+describe('a paced 429 where the rate sent had climbed past what the service accepted', () => {
+  /**
+   * Probing from 80 a second from T0 (100 accepted in the second before), ended at T0 + 1 s having
+   * sent and had accepted 100 in that second: the limit found (100 for one process, more for one
+   * that shares a store and so cannot tell from its own sends), climbed back to by T0 + 4 s and
+   * probed past since (over 115 a second at T0 + 7 s). In the second before T0 + 7 s, 150 sent and
+   * `accepted` of them accepted.
+   */
+  function climbedPast(learner: RateLearner, accepted: number): void {
+    const send = (from: number, count: number, ok: number): void => {
+      for (let i = 0; i < count; i++) {
+        const at = from + (i * 1_000) / count
+        learner.sent(at)
+        if (i < ok) learner.accepted(at, at + 5)
+      }
+    }
+    send(T0 - 1_000, 100, 100)
+    learner.refused(T0 - 1, T0, 0)
+    send(T0, 100, 100)
+    const probeEnd = learner.refused(T0 + 999, T0 + 1_000, 0)
+    expect(probeEnd).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 3_000 } })
+    send(T0 + 6_000, 150, accepted)
+  }
+
+  it('one process: the limit found is what the service accepted in the last second (a burst let the rate sent run past it)', () => {
+    const learner = new RateLearner()
+    climbedPast(learner, 100)
+    expect(learner.rate(T0 + 6_990)).toBeGreaterThan(115)
+    const refusal = learner.refused(T0 + 6_990, T0 + 7_000, 0)
+    if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+    // (Counted in 100 ms slots: the second before holds 9 of them, 85 requests.)
+    expect(refusal.learned.max).toBeGreaterThan(90)
+    expect(refusal.learned.max).toBeLessThan(101)
+  })
+
+  it("sharing a store: what all processes accepted (the store's count, per second not paused), never below half the rate sent", () => {
+    const shared = (): RateLearner => {
+      const learner = new RateLearner()
+      learner.capsAtOwnSends = false
+      learner.lowersFromOwnSends = false
+      climbedPast(learner, 30) // its own share: says nothing of the limit
+      return learner
+    }
+    const lowered = (learner: RateLearner, group: number | undefined): number => {
+      const refusal = learner.refused(T0 + 6_990, T0 + 7_000, 0, group)
+      if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+      return refusal.learned.max
+    }
+    const sentRate = shared().rate(T0 + 6_990)!
+    expect(sentRate).toBeGreaterThan(115)
+    expect(lowered(shared(), 100)).toBeCloseTo(100, 6)
+    expect(lowered(shared(), undefined)).toBeCloseTo(sentRate, 6)
+    expect(lowered(shared(), 1)).toBeCloseTo(sentRate / 2, 6)
+    // Paused for half of the last second: 50 accepted in it is 100 a second of sending.
+    const paused = shared()
+    paused.paused(T0 + 6_200, 500)
+    expect(lowered(paused, 50)).toBeCloseTo(Math.min(sentRate, 100), 6)
+  })
+})

@@ -8,9 +8,10 @@
  *
  * - Unpaced until the first 429: {@link RateLearner.rate} is `undefined` and nothing is counted
  *   but the accepted requests of the last {@link WINDOW_MS}.
- * - A 429 for a request sent after the last decrease sets `max` to the rate the service accepted
- *   just before it (successes per second of the last {@link WINDOW_MS} the client was not paused),
- *   and starts the rate again at `BETA × max`. A 429 for a request sent before the last decrease
+ * - A 429 for a request sent after the last decrease sets `max` to the rate found (the first: what
+ *   the service accepted before it; later ones: the rate sent, or what the service accepted in the
+ *   last second the client was not paused if that is less, all processes of a store counted), and
+ *   starts the rate again at `BETA × max`. A 429 for a request sent before the last decrease
  *   (or before this process adopted a decrease another one made) says nothing new (it was sent at
  *   the old rate) and lowers nothing, as TCP ignores losses of packets sent before its last
  *   reduction.
@@ -72,6 +73,8 @@ function probeAverage(ms: number): number {
   const span = Math.min(ms, PROBE_DOUBLING_MS) / PROBE_DOUBLING_MS
   return span < 1e-3 ? 1 : (1 - 2 ** -span) / (span * Math.LN2)
 }
+/** A 429 lowers the limit found to what was accepted lately, but not below this share of the rate sent. */
+const ACCEPTED_FLOOR = 0.5
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
 /** The window the accepted and sent rates are measured over, ms. */
@@ -231,15 +234,21 @@ export class RateLearner {
       learned = { max: Math.max(MIN_RATE / BETA, own, groupAccepted ?? 0), at: now, recoveryMs: 0 }
     } else {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
-      // or what was actually sent while not paused, if less).
+      // or what was actually sent while not paused, if less), or what it accepted in the last
+      // second if that is less still: a token bucket's burst or a window's unspent quota lets the
+      // rate sent climb past the limit before the 429 comes. What was accepted counts down to half
+      // the rate sent at most (a store that counts too few must not take the rate with it).
       let current = this.rate(sentAt) ?? MIN_RATE
       // A 429 that ends probing: the limit lies between the rate of one doubling ago (or the rate
       // probing started from, if it began less than a doubling ago) and this one; the rate averaged
       // over that stretch is where the 429 was earned.
       if (before.recoveryMs === 0) current *= probeAverage(Math.max(0, sentAt - before.at))
       const sent = (this.lowersFromOwnSends ? this.#rateOf(this.#sent, now, RECENT_SLOTS) : undefined) ?? current
+      const accepted =
+        (this.lowersFromOwnSends ? this.#rateOf(this.#accepted, now, RECENT_SLOTS) : this.#perActiveSecond(groupAccepted, now)) ?? current
+      const found = Math.min(current, sent, Math.max(accepted, ACCEPTED_FLOOR * current))
       const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
-      learned = { max: Math.max(MIN_RATE / BETA, Math.min(current, sent)), at: now, recoveryMs }
+      learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs }
     }
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
     // the rate, and a climb timed from the 429 would come out of a 1 s pause a doubling higher.
@@ -262,6 +271,17 @@ export class RateLearner {
     this.#acceptedSinceDecrease = false
     this.#lastRefusal = Math.max(this.#lastRefusal, shared.at)
     return true
+  }
+
+  /**
+   * `perSecond` (what all processes of a store accepted over the last second of wall time, paused
+   * time included) per second this process was not paused in it: a client pause is shared by all
+   * of them. `undefined` when unknown, or with under 100 ms not paused.
+   */
+  #perActiveSecond(perSecond: number | undefined, now: number): number | undefined {
+    if (perSecond === undefined) return undefined
+    const active = RECENT_SLOTS * SLOT_MS - this.#paused.sum(now, RECENT_SLOTS).count
+    return active < SLOT_MS ? undefined : (perSecond * RECENT_SLOTS * SLOT_MS) / active
   }
 
   /** Events per second over the last `slots` slots' time not paused, or `undefined` with under 100 ms of it. */
