@@ -139,6 +139,42 @@ describe('what the clients of a store learn together', () => {
     expect(rate).toBeGreaterThanOrEqual(0.8 * told! * 0.95) // BETA × the store's sum, give or take the time since
   })
 
+  it("the first 429's estimate adds what this client accepted since it last told the store (the store's sum does not hold it yet)", async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let bSeen = 0
+    // B's 12th request is its first 429: 11 accepted before it, of which the store heard of none.
+    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && ++bSeen === 12 ? refused : page))
+    const store = memoryStore()
+    /** What the store answered B first: the sum B knew when its 429 came. */
+    let toldB: number | undefined
+    const observed = (maxAgeMs: number, b = false): RateLimitStore => ({
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      maxAgeMs,
+      take: async (request) => {
+        const grant = await store.take(request)
+        if (b) toldB ??= grant.acceptedPerSecond ?? undefined
+        return grant
+      },
+    })
+    const options = { baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' } as const
+    const a = new ChatServiceClient({ ...options, rateLimitStore: observed(0) })
+    // B asks the store once at its first request, then not for 60 s: it tells none of its own.
+    const b = new ChatServiceClient({ ...options, rateLimitStore: observed(60_000, true), headers: { 'x-client': 'b' } })
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    )
+    for (let i = 0; i < 40; i++) await a.agents.list()
+    await a.agents.list()
+    for (let i = 0; i < 12; i++) await b.agents.list() // the last: the 429, then accepted
+    const group = toldB!
+    expect(group).toBeGreaterThan(5)
+    // BETA × (the store's sum + B's 11 untold), give or take the time since; without them, BETA × the sum.
+    expect(b.pacedRate!).toBeGreaterThanOrEqual(0.8 * (group + 11) * 0.95)
+  })
+
   it('with a store that does not count, it starts from its own share (the least rate, having accepted nothing)', async () => {
     const { rate, told } = await firstRateOfB(false, 40)
     expect(told).toBeUndefined()

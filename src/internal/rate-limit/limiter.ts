@@ -201,13 +201,7 @@ export class RateLimits {
     call.refused = true
     call.refusedSince ??= now
     const lanes = this.#paced(now)
-    const group = this.#groupAccepted
-    const refusal = this.#learner.refused(
-      sentAt,
-      now,
-      waitMs ?? 0,
-      group !== undefined && now - group.at <= GROUP_ACCEPTED_MAX_AGE_MS ? group.perSecond : undefined,
-    )
+    const refusal = this.#learner.refused(sentAt, now, waitMs ?? 0, this.#groupAcceptedAt(now))
     let holdMs = waitMs ?? 0
     if (refusal.kind === 'lowered') {
       this.#closedStreak = 0
@@ -376,6 +370,19 @@ export class RateLimits {
     this.#acceptedUntold = 0
     this.#acceptedToldAt = now
     return accepted
+  }
+
+  /**
+   * What all processes of the store accepted lately (requests/s): its last answer, while no older
+   * than GROUP_ACCEPTED_MAX_AGE_MS, and what this process accepted since it last told the store
+   * (not in that answer yet: at an export's start, when the first 429 comes, most of what was
+   * accepted came in the last 100 ms).
+   */
+  #groupAcceptedAt(now: number): number | undefined {
+    const group = this.#groupAccepted
+    if (group === undefined || now - group.at > GROUP_ACCEPTED_MAX_AGE_MS) return undefined
+    const since = now - this.#acceptedToldAt
+    return group.perSecond + (since > 1_000 ? (this.#acceptedUntold * 1_000) / since : this.#acceptedUntold)
   }
 
   /** Unpaced, with a store that has `take`: reads the stored learned rate at the store's cadence (not awaited) to learn that another process started pacing. */
