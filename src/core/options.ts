@@ -101,7 +101,10 @@ export interface RateLimitStore {
 export interface LearnedRate {
   /** Requests per second the service accepted when the rate was last lowered. */
   readonly max: number
-  /** When it was lowered, ms since the epoch (a newer `at` wins). */
+  /**
+   * When the climb back from the lowered rate starts, ms since the epoch: when it was lowered, or
+   * the end of the wait (`Retry-After`) the 429 that lowered it asked for. A newer `at` wins.
+   */
   readonly at: number
   /** How long the rate takes to climb back to `max`, ms (0: still probing upwards from a first estimate). */
   readonly recoveryMs: number
