@@ -316,16 +316,14 @@ describe('a pause teaches nothing about the rate (fake clock)', () => {
     vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
     try {
       const call = client.agents.list() // the 429 (wait 1 s), then its retry
-      await vi.waitFor(() => {
-        expect(seen).toBe(21)
-      })
-      const lowered = client.pacedRate!
-      expect(lowered).toBeGreaterThan(0)
-      // (waitFor moved the fake clock on by up to 50 ms.)
-      await vi.advanceTimersByTimeAsync(900)
+      // Real turns of the event loop (setImmediate is not faked) until the 429 is read: the fake clock stands still.
+      while (client.pacedRate === undefined) await new Promise((resolve) => setImmediate(resolve))
+      const lowered = client.pacedRate
+      expect(seen).toBe(21)
+      await vi.advanceTimersByTimeAsync(999)
       expect(seen).toBe(21) // nothing before the Retry-After has passed
       expect(client.pacedRate).toBeCloseTo(lowered, 5)
-      await vi.advanceTimersByTimeAsync(100)
+      await vi.advanceTimersByTimeAsync(1)
       await call
       expect(seen).toBe(22)
       // Probing doubles the rate each second of sending; the second spent paused does not count.
