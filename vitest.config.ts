@@ -31,6 +31,9 @@ export default defineConfig({
     // fake timers, open servers) fails, naming it: test/setup/shared-worker-guard.ts.
     isolate: false,
     setupFiles: ['./test/setup/shared-worker-guard.ts'],
+    // A directory for the run, where what every file would otherwise make again (the packed
+    // tarball) is made once, by the first file that needs it.
+    globalSetup: ['./test/setup/run-directory.ts'],
     unstubEnvs: true,
     unstubGlobals: true,
     // The few files that run child processes for half a minute start first (see the file).

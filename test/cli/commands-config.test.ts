@@ -1,14 +1,15 @@
 // Where `chat-service` takes its configuration from (flags, the environment, --env-file) and its
-// warning for plain http to a host that is not loopback, as a user runs the command: installed
-// from the packed tarball, a child process against the fake service in listen mode, never a secret
-// in the output (commands-kit.ts: the set-up).
+// warning for plain http to a host that is not loopback, as a user runs the command against the fake
+// service in listen mode, never a secret in the output: as `main` runs it in this process, and
+// Node.js's own check of --env-file as a child process of the command installed from the packed
+// tarball (commands-kit.ts: the set-up, `cli` and `cliProcess`).
 import { writeFileSync } from 'node:fs'
 import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeServerHandle } from 'chat-service-sdk/testing'
 import { expectNoSecret, jsonLines } from './helpers.ts'
-import { cli, company, DATASET, env, fake, installed, keySecret, server, useCommands } from './commands-kit.ts'
+import { cli, cliProcess, company, DATASET, env, fake, installed, keySecret, server, useCommands } from './commands-kit.ts'
 
 useCommands()
 
@@ -31,7 +32,7 @@ describe('where the configuration comes from', () => {
     expect(overridden.stderr).toContain('401')
     // Node.js itself checks that a file named by --env-file exists, even after a script's path
     // and parses (nodejs/node#54232): a missing file ends the process with Node's own message and status 9.
-    const missing = await cli(['agents', 'list', '--env-file', join(installed.dir, 'nope.env')])
+    const missing = await cliProcess(['agents', 'list', '--env-file', join(installed.dir, 'nope.env')])
     expect(missing.code).not.toBe(0)
     expect(missing.stdout).toBe('')
     expect(missing.stderr).toContain(`${join(installed.dir, 'nope.env')}: not found`)

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll } from 'vitest'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
-import { expectNoSecret, installPacked, runCli, serviceEnv, type Installed, type Ran, type RunOptions } from './helpers.ts'
+import { expectNoSecret, installPacked, runCli, runInProcess, serviceEnv, type Installed, type Ran, type RunOptions } from './helpers.ts'
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string
@@ -43,8 +43,20 @@ export function useCommands(): void {
   })
 }
 
-/** Runs the command with the service's environment (and `extra`), checking that the key secret is printed nowhere. */
-export async function cli(args: readonly string[], options: RunOptions = {}): Promise<Ran> {
+/**
+ * Runs the command with the service's environment (and `extra`), in this process (`main`, the
+ * entry the bin hands the process to: helpers.ts, `runInProcess`), checking that the key secret is
+ * printed nowhere. What only a process shows (the bin, its exit status, signals, pipes, terminals,
+ * Node.js's own checks) runs in a child: {@link cliProcess}.
+ */
+export async function cli(args: readonly string[], options: Pick<RunOptions, 'env'> = {}): Promise<Ran> {
+  const ran = await runInProcess(args, { env: { ...env, ...options.env } })
+  expectNoSecret(ran, [keySecret])
+  return ran
+}
+
+/** {@link cli} as a child process: the installed bin of the packed tarball. */
+export async function cliProcess(args: readonly string[], options: RunOptions = {}): Promise<Ran> {
   const ran = await runCli(installed, args, { ...options, env: { ...env, ...options.env } })
   expectNoSecret(ran, [keySecret])
   return ran

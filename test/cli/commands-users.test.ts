@@ -1,9 +1,10 @@
 // `chat-service users find` and `users update`, and every failure's exit status and message, as a
-// user runs the command: installed from the packed tarball, a child process against the fake
-// service in listen mode, never a secret in the output (commands-kit.ts: the set-up).
+// user runs the command against the fake service in listen mode, never a secret in the output:
+// exit statuses 1, 2 and 130 as a child process of the command installed from the packed tarball,
+// the rest as `main` runs it in this process (commands-kit.ts: the set-up, `cli` and `cliProcess`).
 import { describe, expect, it } from 'vitest'
 import { expectNoSecret, jsonLines, poll, startCli } from './helpers.ts'
-import { cli, company, env, fake, installed, keySecret, requestsSince, useCommands } from './commands-kit.ts'
+import { cli, cliProcess, company, env, fake, installed, keySecret, requestsSince, useCommands } from './commands-kit.ts'
 
 useCommands()
 
@@ -102,7 +103,7 @@ describe('failures: exit status and message', () => {
   })
 
   it('a 401: exit 1, the SDK message (status, request, request id), no secret', async () => {
-    const ran = await cli(['conversations', 'list'], { env: { CHAT_SERVICE_KEY_SECRET: 'sk_wrong_0123456789abcdef' } })
+    const ran = await cliProcess(['conversations', 'list'], { env: { CHAT_SERVICE_KEY_SECRET: 'sk_wrong_0123456789abcdef' } })
     expect(ran).toMatchObject({ code: 1, stdout: '' })
     expect(ran.stderr).toMatch(
       /^chat-service: 401 Unauthorized: GET \/rest\/v1\/conversations\?limit=100&page=1 \(request id req_[0-9a-f]+\)/,
@@ -145,7 +146,7 @@ describe('failures: exit status and message', () => {
     [['token', 'issue', '--user-id', '..'], '--user-id cannot be ".."', 'Usage: chat-service token issue'],
   ])('%j: exit 2, the problem and the help on stderr, nothing sent', async (args, message, help) => {
     const sent = fake.requests.length
-    const ran = await cli(args)
+    const ran = await cliProcess(args)
     expect(ran).toMatchObject({ code: 2, stdout: '' })
     expect(ran.stderr.startsWith(`chat-service: ${message}`), ran.stderr).toBe(true)
     expect(ran.stderr).toContain(help)
@@ -158,7 +159,7 @@ describe('failures: exit status and message', () => {
     ['--keyId', 'key_1'],
     ['--api-key=sk_typed_on_the_command_line'],
   ])('a credential flag (%s) is refused with why, its value never repeated', async (...flag) => {
-    const ran = await cli(['agents', 'list', ...flag])
+    const ran = await cliProcess(['agents', 'list', ...flag])
     expect(ran.code).toBe(2)
     expect(ran.stderr).toMatch(
       /^chat-service: --[a-zA-Z-]+ is refused: the key pair comes from CHAT_SERVICE_KEY_ID and CHAT_SERVICE_KEY_SECRET only/,

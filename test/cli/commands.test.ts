@@ -1,6 +1,8 @@
-// `chat-service`, the package's second bin, as a user runs it: installed from the packed tarball,
-// run as a child process against the fake service in listen mode. Every command and format,
-// piping, --max-items, terminals, and never a secret in the output; users find/update and the
+// `chat-service`, the package's second bin, as a user runs it, against the fake service in listen
+// mode: what only a process shows (the bin, its start-up, exit status, pipes, terminals) as a child
+// process of the command installed from the packed tarball; every command and format as `main` runs
+// it in this process (commands-kit.ts, `cli`). Every command and format, piping, --max-items,
+// terminals, and never a secret in the output; users find/update and the
 // failures are in commands-users.test.ts, where the configuration comes from in
 // commands-config.test.ts (commands-kit.ts: what the three share).
 import { spawn } from 'node:child_process'
@@ -11,6 +13,7 @@ import { describe, expect, it } from 'vitest'
 import { expectNoSecret, jsonLines, runOnTerminal, shellQuote } from './helpers.ts'
 import {
   cli,
+  cliProcess,
   company,
   DATASET,
   env,
@@ -57,7 +60,7 @@ describe('start-up', () => {
   it("a command leaves Node.js's compiled code of what it loaded (the SDK, undici, zod) in os.tmpdir(), for the next run", async () => {
     const tmp = join(installed.dir, 'tmp')
     mkdirSync(tmp)
-    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
+    const ran = await cliProcess(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
       env: { TMPDIR: tmp, NODE_COMPILE_CACHE: undefined },
     })
     expect(ran.code).toBe(0)
@@ -67,7 +70,7 @@ describe('start-up', () => {
   it('a compile cache that cannot be written (TMPDIR names a file, as a read-only file system would refuse it) costs the cache only: the command runs, nothing said', async () => {
     const tmp = join(installed.dir, 'not-a-directory')
     writeFileSync(tmp, '')
-    const ran = await cli(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
+    const ran = await cliProcess(['agents', 'list', '--format', 'jsonl', '--max-items', '1'], {
       env: { TMPDIR: tmp, NODE_COMPILE_CACHE: undefined },
     })
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
@@ -77,7 +80,7 @@ describe('start-up', () => {
 
 describe('help', () => {
   it('--help lists every command, on stdout, exit 0', async () => {
-    const ran = await cli(['--help'])
+    const ran = await cliProcess(['--help'])
     expect(ran.code).toBe(0)
     for (const command of [
       'agents list',
@@ -109,7 +112,7 @@ describe('help', () => {
 
 describe('lists', () => {
   it('piped, every agent as JSON Lines (one object a line), as the service sent it', async () => {
-    const ran = await cli(['agents', 'list'])
+    const ran = await cliProcess(['agents', 'list'])
     expect(ran.code).toBe(0)
     expect(jsonLines(ran.stdout)).toEqual(fake.listAgents(company))
     expect(ran.stderr).toBe('')

@@ -1,16 +1,33 @@
-// Helpers of the `chat-service` tests: the command as a user gets it (the package built now, packed
+// Helpers of the `chat-service` tests: the command as a user gets it (the package built once per test run, packed
 // by `npm pack` with the package's own `files`, unpacked into a fresh project's node_modules, its
 // dependencies linked), run as a child process against the fake service in listen mode.
 import { execFileSync, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { EventEmitter, once } from 'node:events'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { build } from 'tsup'
-import { expect } from 'vitest'
+import { expect, inject } from 'vitest'
 import type { FakeServerHandle } from 'chat-service-sdk/testing'
+import { main, type CliProcess } from '../../src/cli/main.ts'
+// What `main` loads only for a command that talks to the service (the SDK, undici, zod), loaded with
+// this module rather than first inside a test: zod's globals would appear during the test file, and
+// the shared-worker guard would take them for state the file left behind.
+import '../../src/cli/run.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -26,24 +43,75 @@ export interface Installed {
 }
 
 /**
- * Builds the package into a staging directory with the project's tsup config, packs it with
- * `npm pack` (which applies package.json `files`), and unpacks the tarball into a fresh project's
- * node_modules, linking the runtime dependencies. About 10 s; once per test file.
+ * The package's tarball, built and packed once per test run (whichever file asks first does it;
+ * the others, in this worker or another, wait for it): the package built now into a staging
+ * directory with the project's tsup config and packed by `npm pack` (which applies package.json
+ * `files`). About 5 s of CPU, which each file that installs the command used to spend again. It lives
+ * in the run's directory (test/setup/run-directory.ts), removed when the run ends.
  */
-export async function installPacked(): Promise<Installed> {
-  const staging = mkdtempSync(join(tmpdir(), 'chat-service-cli-pack-'))
-  const dir = mkdtempSync(join(tmpdir(), 'chat-service-cli-project-'))
+export function packedTarball(): Promise<string> {
+  return (packed ??= packOnce())
+}
+let packed: Promise<string> | undefined
+
+/** What the file that packs leaves for the others: the tarball's path, or why packing failed. */
+type PackResult = { readonly tarball: string } | { readonly error: string }
+
+async function packOnce(): Promise<string> {
+  const directory = join(inject('runDirectory'), 'packed')
+  const resultFile = join(directory, 'result.json')
+  if (!claim(directory)) {
+    // Another file is packing: its result, once written (renamed into place whole).
+    await poll(() => existsSync(resultFile), 180_000, 50)
+    const result = JSON.parse(readFileSync(resultFile, 'utf8')) as PackResult
+    if ('error' in result) throw new Error(`packing the package failed (in another test file): ${result.error}`)
+    return result.tarball
+  }
+  let result: PackResult
+  try {
+    result = { tarball: await pack(join(directory, 'staging')) }
+  } catch (error) {
+    result = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }
+  }
+  writeFileSync(`${resultFile}.partial`, JSON.stringify(result))
+  renameSync(`${resultFile}.partial`, resultFile)
+  if ('error' in result) throw new Error(result.error)
+  return result.tarball
+}
+
+/** Makes `directory`; `false` when it is there already (mkdir is atomic: one caller of all the workers gets `true`). */
+function claim(directory: string): boolean {
+  try {
+    mkdirSync(directory)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
+}
+
+/** Builds the package into `staging` and packs it there; resolves with the tarball's path. */
+async function pack(staging: string): Promise<string> {
+  mkdirSync(join(staging, 'docs'), { recursive: true })
   for (const file of ['package.json', 'README.md', 'TESTING.md', 'CHANGELOG.md']) copyFileSync(join(root, file), join(staging, file))
-  mkdirSync(join(staging, 'docs'))
   for (const guide of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')))
     copyFileSync(join(root, 'docs', guide), join(staging, 'docs', guide))
   await build({ outDir: join(staging, 'dist'), dts: false, sourcemap: false, silent: true })
-  const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', staging], {
+  const packedName = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', staging], {
     cwd: staging,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   })
-  const tarball = join(staging, packed.trim().split('\n').at(-1) ?? '')
+  return join(staging, packedName.trim().split('\n').at(-1) ?? '')
+}
+
+/**
+ * Unpacks the package's tarball ({@link packedTarball}) into a fresh project's node_modules, linking
+ * the runtime dependencies: the command as a user installs it, in a directory of the caller's own.
+ */
+export async function installPacked(): Promise<Installed> {
+  const tarball = await packedTarball()
+  const dir = mkdtempSync(join(tmpdir(), 'chat-service-cli-project-'))
   const pkg = join(dir, 'node_modules', 'chat-service-sdk')
   mkdirSync(pkg, { recursive: true })
   execFileSync('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1'])
@@ -52,7 +120,6 @@ export async function installPacked(): Promise<Installed> {
     .filter((line) => line !== '')
     .map((line) => line.replace(/^package\//, ''))
   for (const name of ['undici', 'zod']) symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
-  rmSync(staging, { recursive: true, force: true })
   const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { bin: Record<string, string> }
   const bin = manifest.bin['chat-service']
   if (bin === undefined) throw new Error('package.json bin has no chat-service')
@@ -138,6 +205,76 @@ export function runCli(installed: Installed, args: readonly string[], options: R
   return startCli(installed, args, options).exit
 }
 
+/**
+ * Runs `chat-service args...` in this process, from source: `main` of src/cli/main.ts, the function
+ * the bin hands the process to, with the same arguments and environment as {@link runCli} would
+ * give the child and its stdout and stderr captured (both piped, not a terminal). What a command
+ * does, prints and returns is the same; Node.js's start and the bin's wiring (exit status from
+ * `main`'s result, signals, a pipe closed early, --env-file checked by Node.js) are not here: the
+ * child-process tests cover those. About 0.3 s of CPU less a run than a child, which loads Node.js,
+ * undici and zod afresh.
+ *
+ * The environment is this process's own for the run, as the bin's is (the SDK reads
+ * CHAT_SERVICE_LOG from process.env): the CHAT_SERVICE_* variables are the run's only, put back
+ * as they were once the last run going at the same time ends. Runs at the same time must share one
+ * environment.
+ */
+export async function runInProcess(args: readonly string[], options: Pick<RunOptions, 'env'> = {}): Promise<Ran> {
+  const own = Object.fromEntries(
+    Object.entries(options.env ?? {}).filter(
+      (entry): entry is [string, string] => entry[0].startsWith('CHAT_SERVICE_') && entry[1] !== undefined,
+    ),
+  )
+  if ('CHAT_SERVICE_DEBUG_STOP_AT' in own) throw new Error('CHAT_SERVICE_DEBUG_STOP_AT stops the process it runs in: use runCli')
+  const key = JSON.stringify(Object.entries(own).sort())
+  if (inProcess.running === 0) {
+    inProcess.saved = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('CHAT_SERVICE_')))
+    inProcess.key = key
+    setServiceVariables(own)
+  } else if (inProcess.key !== key) {
+    throw new Error('in-process runs at the same time must share one environment (it is the process’s own)')
+  }
+  inProcess.running++
+  let stdout = ''
+  let stderr = ''
+  const signals = new EventEmitter()
+  const io: CliProcess = {
+    stdout: capture((text) => (stdout += text)),
+    stderr: capture((text) => (stderr += text)),
+    env: process.env,
+    on: (signal, listener) => signals.on(signal, listener),
+    off: (signal, listener) => signals.off(signal, listener),
+    exit: (code) => {
+      throw new Error(`exit(${code}) called in-process: only a second signal does that, and only a child process gets one`)
+    },
+  }
+  try {
+    const code = await main(args, io)
+    return { code, signal: null, stdout, stderr }
+  } finally {
+    if (--inProcess.running === 0) setServiceVariables(inProcess.saved)
+  }
+}
+
+/** The in-process runs going on in this process, and the CHAT_SERVICE_* variables to put back after them. */
+const inProcess = { running: 0, key: '', saved: {} as Record<string, string | undefined> }
+
+/** Makes the CHAT_SERVICE_* variables of process.env exactly `variables`. */
+function setServiceVariables(variables: Record<string, string | undefined>): void {
+  for (const name of Object.keys(process.env)) if (name.startsWith('CHAT_SERVICE_')) Reflect.deleteProperty(process.env, name)
+  for (const [name, value] of Object.entries(variables)) if (value !== undefined) process.env[name] = value
+}
+
+/** A stream that hands each write to `append`, as text: stdout or stderr of an in-process run. */
+function capture(append: (text: string) => void): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      append(chunk.toString('utf8'))
+      callback()
+    },
+  })
+}
+
 /** Quotes `value` for a POSIX shell. */
 export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`
@@ -187,11 +324,11 @@ export function expectNoSecret(ran: { stdout?: string; stderr?: string; screen?:
   for (const secret of secrets) expect(text.includes(secret), `a secret reached the output: ${text.slice(0, 500)}`).toBe(false)
 }
 
-/** Resolves once `check` holds (every 5 ms); rejects after `ms`. */
-export async function poll(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+/** Resolves once `check` holds (every `everyMs`, 5 ms by default); rejects after `ms`. */
+export async function poll(check: () => boolean | Promise<boolean>, ms = 30_000, everyMs = 5): Promise<void> {
   const deadline = performance.now() + ms
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error('Condition not met in time')
-    await sleep(5)
+    await sleep(everyMs)
   }
 }
