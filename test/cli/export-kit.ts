@@ -1,6 +1,8 @@
 // What the tests of `chat-service export` share: the command installed from the packed tarball
-// (once per file), a fake service per test, fresh file names, runs that are killed at the end of
-// their test, the lines an export must write, and what a day adds to the company.
+// (once per file), a fake service per test, fresh file names, runs to their end (in this process
+// through `main`, the entry the bin uses, unless a file asks for child processes), runs started as
+// child processes and killed at the end of their test, the lines an export must write, and what a
+// day adds to the company.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
@@ -14,7 +16,18 @@ import {
   type FakeServerHandle,
   type MessageRecord,
 } from 'chat-service-sdk/testing'
-import { expectNoSecret, installPacked, poll, runCli, serviceEnv, startCli, type Installed, type Ran, type Running } from './helpers.ts'
+import {
+  expectNoSecret,
+  installPacked,
+  poll,
+  runCli,
+  runInProcess,
+  serviceEnv,
+  startCli,
+  type Installed,
+  type Ran,
+  type Running,
+} from './helpers.ts'
 
 export const DATASET = { seed: 42, agents: 3, customerUsers: 40, conversations: 60, messages: 3_000 }
 
@@ -37,16 +50,29 @@ export interface ExportKit {
   readonly start: (service: Service, args: readonly string[], extraEnv?: Record<string, string | undefined>) => Running
   /** Starts `command args...` (any program: `unshare`, `bash`), killed at the end of the test if still running. */
   readonly startProgram: (command: string, args: readonly string[], env: Record<string, string | undefined>) => Running
-  /** Runs `chat-service export args...` to its end, expecting exit 0; no secret in its output. */
+  /**
+   * Runs `chat-service export args...` to its end, expecting exit 0; no secret in its output. In
+   * this process unless the file asked for child processes ({@link ExportKitOptions}).
+   */
   readonly exportToEnd: (service: Service, args: readonly string[], extraEnv?: Record<string, string | undefined>) => Promise<Ran>
-  /** Runs `chat-service export args...` to its end, whatever its status. */
+  /** Runs `chat-service export args...` to its end, whatever its status (where {@link ExportKit.exportToEnd} does). */
   readonly exportRun: (service: Service, args: readonly string[], extraEnv?: Record<string, string | undefined>) => Promise<Ran>
   /** Registers a step to run after the test. */
   readonly after: (step: () => Promise<void>) => void
 }
 
+/** How a file's runs to the end are made. */
+export interface ExportKitOptions {
+  /**
+   * `'in-process'` (the default): `main` in this process (helpers.ts, `runInProcess`), some 0.3 s of
+   * CPU less a run than a child; `'child'`: the installed bin, for a file where each run must be a
+   * process of its own (the export's lock tells runs apart by their process).
+   */
+  readonly runs?: 'in-process' | 'child'
+}
+
 /** Installs the command for this test file and cleans up after each test. */
-export function useExportKit(): ExportKit {
+export function useExportKit(options: ExportKitOptions = {}): ExportKit {
   let installed: Installed | undefined
   let work = 0
   const cleanup: (() => Promise<void>)[] = []
@@ -59,6 +85,10 @@ export function useExportKit(): ExportKit {
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step()
   })
+  const toEnd = (service: Service, args: readonly string[], extraEnv: Record<string, string | undefined>): Promise<Ran> => {
+    const env = { ...service.env, ...extraEnv }
+    return options.runs === 'child' ? runCli(get(), ['export', ...args], { env }) : runInProcess(['export', ...args], { env })
+  }
   const get = (): Installed => {
     if (installed === undefined) throw new Error('not installed yet')
     return installed
@@ -87,12 +117,12 @@ export function useExportKit(): ExportKit {
     start: (service, args, extraEnv = {}) => killAtEnd(startCli(get(), ['export', ...args], { env: { ...service.env, ...extraEnv } })),
     startProgram: (command, args, env) => killAtEnd(startProgram(command, args, env, get().dir)),
     async exportToEnd(service, args, extraEnv = {}) {
-      const ran = await runCli(get(), ['export', ...args], { env: { ...service.env, ...extraEnv } })
+      const ran = await toEnd(service, args, extraEnv)
       expect(ran, ran.stderr).toMatchObject({ code: 0, signal: null, stdout: '' })
       expectNoSecret(ran, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
       return ran
     },
-    exportRun: (service, args, extraEnv = {}) => runCli(get(), ['export', ...args], { env: { ...service.env, ...extraEnv } }),
+    exportRun: (service, args, extraEnv = {}) => toEnd(service, args, extraEnv),
     after: (step) => cleanup.push(step),
   }
 }

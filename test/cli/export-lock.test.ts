@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest'
 import { poll } from './helpers.ts'
 import { exists, expectContent, hold, lines, processState, requested, sizeOf, stopped, useExportKit, type Service } from './export-kit.ts'
 
-const kit = useExportKit()
+const kit = useExportKit({ runs: 'child' })
 const { serve, file, start, exportToEnd, exportRun } = kit
 
 /**

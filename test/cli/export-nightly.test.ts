@@ -1,5 +1,6 @@
-// `chat-service export --checkpoint`, the nightly job, as a user runs it (the bin of the packed
-// tarball, a child process, the fake in listen mode): nights with data appended between them, stops
+// `chat-service export --checkpoint`, the nightly job, as a user runs it (the fake in listen mode;
+// the runs that are stopped as child processes of the bin of the packed tarball, the others through
+// `main`, the entry the bin uses, in this process: export-kit.ts): nights with data appended between them, stops
 // (SIGINT, SIGKILL) followed by the same command, and state files of another service or company:
 // the files must hold exactly the lines of an export made in one go, none twice, none missing.
 import { appendFile, readFile, writeFile } from 'node:fs/promises'

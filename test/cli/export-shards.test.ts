@@ -1,5 +1,6 @@
-// `chat-service export --shard I/N` as a user runs it (the bin of the packed tarball, child
-// processes, the fake in listen mode): shards whose files together are one export, and a new number
+// `chat-service export --shard I/N` as a user runs it (`main`, the entry the bin uses, in this
+// process; the usage errors from the bin of the packed tarball, a child process; the fake in
+// listen mode): shards whose files together are one export, and a new number
 // of shards from the previous ones' checkpoints (--previous-checkpoint): none twice, none missing.
 import { readFile, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
@@ -45,14 +46,12 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
     const service = await serve()
     const out = file('shard.jsonl')
     await exportToEnd(service, ['--out', out, '--shard', '1/3', '--max-items', '10'])
-    const ran = await runCli(kit.installed(), ['export', '--out', out], { env: service.env })
+    const ran = await kit.exportRun(service, ['--out', out])
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain(`${out}.cursor is an unfinished export of shard 1/3, not all shards: finish it with --shard 1/3`)
     const checkpoint = file('shard.checkpoint.json')
     await exportToEnd(service, ['--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '0/2'])
-    const other = await runCli(kit.installed(), ['export', '--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'], {
-      env: service.env,
-    })
+    const other = await kit.exportRun(service, ['--out', file('n.jsonl'), '--checkpoint', checkpoint, '--shard', '1/2'])
     expect(other.code).toBe(1)
     expect(other.stderr).toContain(`holds the checkpoint of shard 0/2, and this run is shard 1/2`)
   })

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest'
 import { jsonLines, shellQuote, type Ran } from './helpers.ts'
 import { aDayPasses, exists, expectContent, lines, linesOf, messagesPath, readJson, sizeOf, useExportKit } from './export-kit.ts'
 
-const kit = useExportKit()
+// Child processes for every run: a failure here must end as a process ends (its exit status and message, no stack or warning on stderr).
+const kit = useExportKit({ runs: 'child' })
 const { serve, file, exportToEnd, exportRun } = kit
 
 /** Mounts a tmpfs of `options` (`size=64k,nr_inodes=4`) at a fresh directory, unmounted after the test. */

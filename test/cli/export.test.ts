@@ -1,5 +1,6 @@
-// `chat-service export` as a user runs it (the bin of the packed tarball, a child process, the fake
-// in listen mode): a full export across runs with data appended between them, and stops of every
+// `chat-service export` as a user runs it (the fake in listen mode; the runs that are stopped, and
+// those that show an exit status, as child processes of the bin of the packed tarball; the runs to
+// the end after them through `main`, the entry the bin uses, in this process: export-kit.ts): a full export across runs with data appended between them, and stops of every
 // kind (SIGINT, SIGTERM, SIGKILL, --max-items) followed by a run of the same command: the files must
 // then hold exactly the lines of an export made in one go, none twice, none missing. The nightly
 // export (--checkpoint) is export-nightly.test.ts; shards, export-shards.test.ts (three files, so
