@@ -1,7 +1,8 @@
 // What the tests of `chat-service`'s commands share (commands.test.ts, commands-users.test.ts,
-// commands-config.test.ts: three files, so that vitest runs them side by side; each is mostly
-// waiting on child processes): the command installed from the packed tarball and a fake service in
-// listen mode, made by `useCommands()` before a file's tests and removed after them.
+// commands-config.test.ts: three files, so that vitest runs them side by side): the command
+// installed from the packed tarball and a fake service in listen mode, made by `useCommands()`
+// before a file's tests and removed after them, and the two ways to run it: `cli` (in this process,
+// through `main`) and `cliProcess` (the installed bin, a child process).
 //
 // The bindings below are live: a file reads them inside its tests, after its `beforeAll` has set
 // them. Files that share a worker (vitest.config.ts: `isolate: false`) share this module, one file
