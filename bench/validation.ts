@@ -112,21 +112,21 @@ const agentPool = floorAgent()
 const read = (path: string): Promise<unknown> => floorGet<unknown>(agentPool, server.url, path, credentialsBody(server))
 const page = (item: z.ZodType, extra: z.ZodRawShape = {}): z.ZodType =>
   // As defineList builds it (src/pagination/list.ts).
-  z.looseObject({ data: z.array(item), pagination: paginationSchema, ...extra })
+  z.looseObject({ data: z.array(item), pagination: paginationSchema(), ...extra })
 const cases = [
   {
     name: '100 messages',
-    schema: page(messageSchema, { conversation: messageConversationSchema }),
+    schema: page(messageSchema(), { conversation: messageConversationSchema() }),
     body: await read(`/rest/v1/conversations/${encodeURIComponent(server.conversationId)}/messages?page=1&limit=100`),
     hand: handCheckMessages,
   },
   {
     name: '100 customer users',
-    schema: page(customerUserSchema),
+    schema: page(customerUserSchema()),
     body: await read('/rest/v1/customer-users?page=1&limit=100'),
     hand: undefined,
   },
-  { name: '20 agents', schema: page(agentSchema), body: await read('/rest/v1/agents?page=1&limit=20'), hand: undefined },
+  { name: '20 agents', schema: page(agentSchema()), body: await read('/rest/v1/agents?page=1&limit=20'), hand: undefined },
 ]
 await agentPool.close()
 await server.stop()

@@ -1,9 +1,9 @@
-import { inspect } from 'node:util'
 import type { ClientOptions, ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
+import { INSPECT_CUSTOM, inspect } from './internal/inspect.ts'
 import { clientSettings } from './internal/option-table.ts'
 import { warnDeprecatedOptions } from './internal/deprecated-api.ts'
-import { clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
+import { acceptedClientOptions, clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
 import { RequestPipeline } from './internal/pipeline.ts'
 import { MIN_SUBSTRING_SECRET_LENGTH, REDACTED, Redactor } from './internal/redact.ts'
 import { defaultOptions, mergeOptions, type ResolvedOptions } from './internal/resolved-options.ts'
@@ -121,7 +121,8 @@ export class ChatServiceClient implements AsyncDisposable {
   /** The parts of a client made with `new`: options checked, the environment read, a transport of its own. */
   static #fromOptions(options: ClientOptions): ClientParts {
     refuseBrowser(options)
-    const [valid] = checkArguments('new ChatServiceClient', [clientOptionsSchema(), options])
+    // Well-formed options are taken without zod; anything else goes to the schema, which reports it.
+    const valid = acceptedClientOptions(options) ?? checkArguments('new ChatServiceClient', [clientOptionsSchema(), options])[0]
     const { baseUrl, keyId, keySecret } = fromEnvironment(valid, process.env)
     const base = resolveBaseUrl(baseUrl)
     if (Array.isArray(base))
@@ -268,7 +269,7 @@ export class ChatServiceClient implements AsyncDisposable {
   }
 
   /** @internal util.inspect shows the same safe view as {@link ChatServiceClient.toJSON}. */
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return `ChatServiceClient ${inspect(this.toJSON())}`
   }
 }

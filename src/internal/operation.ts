@@ -7,6 +7,7 @@
 import * as z from 'zod'
 import type { Endpoint } from '../endpoints.ts'
 import { idSchema } from '../schemas/common.ts'
+import { madeOnce } from '../schemas/made-once.ts'
 import type { HttpMethod } from './exchange.ts'
 import { encodePathSegment } from './url.ts'
 
@@ -19,12 +20,16 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
    * method on the same endpoint (`customerUsers.findByExternalId` on the list) gives its own.
    */
   readonly name?: string
-  /** Schema of the call's parameters object (`noParamsSchema` for an operation without any). */
-  readonly params: Params
+  /**
+   * Schema of the call's parameters object (`noParamsSchema` for an operation without any), made
+   * on the operation's first call (see `madeOnce`): a module-level schema is paid for by every
+   * process that imports the SDK.
+   */
+  readonly params: () => Params
   /** Names of parameters sent in the query string (in this order); the others go in the JSON body. */
   readonly query?: readonly string[]
-  /** Schema of a success body, or a function choosing it from the checked parameters. */
-  readonly response: z.ZodType<Result> | ((params: z.output<Params>) => z.ZodType<Result>)
+  /** Schema of a success body, or a function choosing it from the checked parameters; made on the first call, as `params`. */
+  readonly response: () => z.ZodType<Result> | ((params: z.output<Params>) => z.ZodType<Result>)
   /** Which statuses are success (default: any 2xx). Token issuance accepts only 200. */
   readonly success?: (status: number) => boolean
   /**
@@ -36,10 +41,20 @@ export interface OperationSpec<Params extends z.ZodType, Result> {
   readonly secretFields?: readonly string[]
 }
 
-/** An operation ready to run: its spec plus what is derived from it once. */
-export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknown> extends OperationSpec<Params, Result> {
+/**
+ * An operation ready to run: its spec plus what is derived from it once. Its schemas are made on
+ * first read and kept (getters): declaring an operation builds none.
+ */
+export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknown> extends Omit<
+  OperationSpec<Params, Result>,
+  'params' | 'response'
+> {
   /** The SDK method, e.g. `'customerUsers.update'`: named in errors, logs and traces. */
   readonly name: string
+  /** Schema of the call's parameters object. */
+  readonly params: Params
+  /** Schema of a success body, or a function choosing it from the checked parameters. */
+  readonly response: z.ZodType<Result> | ((params: z.output<Params>) => z.ZodType<Result>)
   readonly method: HttpMethod
   /** Path below `/rest/v1`, with `{name}` for each path parameter, e.g. `/customer-users/{id}`. */
   readonly path: string
@@ -48,17 +63,36 @@ export interface Operation<Params extends z.ZodType = z.ZodType, Result = unknow
   readonly query: readonly string[]
 }
 
-/** Describes an operation; call it once per operation, at module load (zod compiles schemas on first use). */
+/**
+ * Describes an operation; call it once per operation, at module load. Its schemas (parameters,
+ * path parameters, response) are made when first read, on its first call, and kept.
+ */
 export function defineOperation<Params extends z.ZodType, Result>(spec: OperationSpec<Params, Result>): Operation<Params, Result> {
   const { name, method, path } = spec.endpoint
-  const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
+  const params = madeOnce(spec.params)
+  const response = madeOnce(spec.response)
+  const pathParams = madeOnce(() => {
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string)
+    return z.strictObject(Object.fromEntries(names.map((name) => [name, idSchema()])))
+  })
   return {
-    ...spec,
+    endpoint: spec.endpoint,
     name: spec.name ?? name,
     method,
     path,
-    pathParams: z.strictObject(Object.fromEntries(names.map((name) => [name, idSchema]))),
     query: spec.query ?? [],
+    ...(spec.success === undefined ? {} : { success: spec.success }),
+    ...(spec.output === undefined ? {} : { output: spec.output }),
+    ...(spec.secretFields === undefined ? {} : { secretFields: spec.secretFields }),
+    get params() {
+      return params()
+    },
+    get response() {
+      return response()
+    },
+    get pathParams() {
+      return pathParams()
+    },
   }
 }
 

@@ -50,11 +50,25 @@ export type Scope = 'call' | 'withOptions' | 'client' | 'callOnly' | 'list'
 /** Every option users may give anywhere, as they write it. */
 type AllOptions = ClientOptions & ListRequestOptions
 
-/** One row: an option of type `T` (as given, without `undefined`). */
-interface Row<T> {
-  readonly scope: Scope
+/**
+ * What an option accepts, twice: as a zod schema (made on first use: a module-level schema is paid
+ * for by every process that imports the SDK), and as `accepts`, a check without zod that a value
+ * can be taken as given. `accepts` says yes only to values the schema accepts and outputs
+ * unchanged (test/internal/option-table.test.ts holds each row to it); it may say no to more,
+ * which then go to the schema, whose issues are the ones reported. It lets `new
+ * ChatServiceClient` take well-formed options without building a schema or loading zod's code:
+ * most of what constructing a client used to cost (issue 32).
+ */
+interface Accepts<T> {
   /** What users may give (`undefined` aside: every option may be left out). */
-  readonly schema: z.ZodType<T>
+  readonly schema: () => z.ZodType<T>
+  /** Whether `value` is one the schema accepts and outputs as it is; no: the schema decides. */
+  readonly accepts: (value: unknown) => boolean
+}
+
+/** One row: an option of type `T` (as given, without `undefined`). */
+interface Row<T> extends Accepts<T> {
+  readonly scope: Scope
   /** Its value when no layer gives one; `undefined`: none (the option stays `undefined`). */
   readonly default: T | undefined
   /** How a value given merges over the one before it; default: it replaces it. */
@@ -81,15 +95,19 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'accept-encoding',
 ])
 
-const headersSchema = z
-  .record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'Expected a valid header name'), z.string())
-  .superRefine((headers, ctx) => {
+/** A header name (an HTTP token), as `headers` takes it. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+/** A header value: Latin-1 text without control characters or line breaks. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+
+const headersSchema = (): z.ZodType<Record<string, string>> =>
+  z.record(z.string().regex(HEADER_NAME, 'Expected a valid header name'), z.string()).superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
       if (RESERVED_HEADERS.has(name.toLowerCase())) {
         const why = name.toLowerCase() === 'accept-encoding' ? ' (use the compression option)' : ''
         ctx.addIssue({ code: 'custom', path: [name], message: `The SDK sets ${name.toLowerCase()} itself${why}` })
       }
-      if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(headers[name] ?? '')) {
+      if (!HEADER_VALUE.test(headers[name] ?? '')) {
         ctx.addIssue({
           code: 'custom',
           path: [name],
@@ -99,20 +117,68 @@ const headersSchema = z
     }
   })
 
-/** A timer's longest delay in Node.js, ms (2^31 - 1). */
-const timeoutSchema = z.number().int().min(1).max(2_147_483_647)
+/**
+ * Headers that need no reporting: a plain object of own, enumerable string keys, each a valid name
+ * the SDK does not set itself, with Latin-1 string values. Stricter than the schema where the two
+ * could differ (symbol keys, `__proto__`, any prototype but `Object.prototype`): those go to the schema.
+ */
+function plainHeaders(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false
+  const keys = Reflect.ownKeys(value)
+  if (keys.length !== Object.keys(value).length) return false
+  for (const name of keys) {
+    if (typeof name !== 'string' || name === '__proto__' || !HEADER_NAME.test(name) || RESERVED_HEADERS.has(name.toLowerCase()))
+      return false
+    const header = (value as Record<string, unknown>)[name]
+    if (typeof header !== 'string' || !HEADER_VALUE.test(header)) return false
+  }
+  return true
+}
 
-const loggerSchema = z.custom<Logger>(
+/** A whole number from `min` to `max` (a safe integer, as zod's `int()` wants). */
+function wholeNumber(min: number, max: number = Number.MAX_SAFE_INTEGER): Accepts<number> {
+  return {
+    schema: () => z.number().int().min(min).max(max),
+    accepts: (value) => Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max,
+  }
+}
+
+/** One of `values`. */
+function oneOf<const T extends string>(values: readonly [T, ...T[]]): Accepts<T> {
+  return { schema: () => z.enum(values), accepts: (value) => (values as readonly unknown[]).includes(value) }
+}
+
+/** `true` or `false`. */
+const BOOLEAN: Accepts<boolean> = { schema: () => z.boolean(), accepts: (value) => typeof value === 'boolean' }
+
+/** What `is` says yes to; `message` otherwise. */
+function custom<T>(is: (value: unknown) => boolean, message: string): Accepts<T> {
+  return { schema: () => z.custom<T>(is, { message }), accepts: is }
+}
+
+/** A non-empty string; `typeMessage` for another type, `emptyMessage` for `''`. */
+function nonEmptyString(typeMessage: string, emptyMessage: string): Accepts<string> {
+  return {
+    schema: () => z.string({ error: typeMessage }).min(1, emptyMessage),
+    accepts: (value) => typeof value === 'string' && value.length > 0,
+  }
+}
+
+/** A timer's longest delay in Node.js, ms (2^31 - 1). */
+const TIMEOUT = wholeNumber(1, 2_147_483_647)
+
+const LOGGER = custom<Logger>(
   (value) =>
     value !== null &&
     typeof value === 'object' &&
     ['debug', 'info', 'warn', 'error'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
-  { message: 'Expected an object with debug, info, warn and error methods' },
+  'Expected an object with debug, info, warn and error methods',
 )
 
-const dispatcherSchema = z.custom<Dispatcher>(
+const DISPATCHER = custom<Dispatcher>(
   (value) => value !== null && typeof value === 'object' && typeof (value as { dispatch?: unknown }).dispatch === 'function',
-  { message: 'Expected an undici (7 or later) Dispatcher: Agent, Pool, ProxyAgent, MockAgent, ...' },
+  'Expected an undici (7 or later) Dispatcher: Agent, Pool, ProxyAgent, MockAgent, ...',
 )
 
 /** A `RateLimitStore`'s `maxAgeMs`: absent, or a whole number of ms from 0 to 60,000. */
@@ -120,7 +186,7 @@ function validMaxAge(value: unknown): boolean {
   return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 60_000)
 }
 
-const rateLimitStoreSchema = z.custom<RateLimitStore>(
+const RATE_LIMIT_STORE = custom<RateLimitStore>(
   (value) =>
     value !== null &&
     (typeof value === 'object' || typeof value === 'function') &&
@@ -128,10 +194,7 @@ const rateLimitStoreSchema = z.custom<RateLimitStore>(
     typeof (value as { set?: unknown }).set === 'function' &&
     ['undefined', 'function'].includes(typeof (value as { take?: unknown }).take) &&
     validMaxAge((value as { maxAgeMs?: unknown }).maxAgeMs),
-  {
-    message:
-      'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods, take(request) if given a method too, and maxAgeMs, if given, a whole number of ms from 0 to 60,000',
-  },
+  'Expected a RateLimitStore: an object with get() and set(untilEpochMs) methods, take(request) if given a method too, and maxAgeMs, if given, a whole number of ms from 0 to 60,000',
 )
 
 /** Header names are case-insensitive: kept lower-case. */
@@ -146,39 +209,47 @@ export const OPTIONS = {
   // (client.ts), logLevel to CHAT_SERVICE_LOG.
   baseUrl: {
     scope: 'client',
-    schema: z.union([z.string().min(1, 'baseUrl is empty'), z.instanceof(URL)], {
-      error: 'Expected baseUrl, the service URL, as a string or a URL',
-    }),
+    schema: () =>
+      z.union([z.string().min(1, 'baseUrl is empty'), z.instanceof(URL)], {
+        error: 'Expected baseUrl, the service URL, as a string or a URL',
+      }),
+    accepts: (value) => (typeof value === 'string' && value.length > 0) || value instanceof URL,
     default: undefined,
   },
-  keyId: { scope: 'client', schema: z.string({ error: 'Expected keyId as a string' }).min(1, 'keyId is empty'), default: undefined },
-  keySecret: {
-    scope: 'client',
-    schema: z.string({ error: 'Expected keySecret as a string' }).min(1, 'keySecret is empty'),
-    default: undefined,
-  },
-  timeout: { scope: 'call', schema: timeoutSchema, default: DEFAULT_TIMEOUT_MS },
-  maxRetries: { scope: 'call', schema: z.number().int().min(0).max(100), default: DEFAULT_MAX_RETRIES },
-  totalTimeout: { scope: 'call', schema: timeoutSchema, default: undefined },
-  rateLimitPause: { scope: 'call', schema: z.enum(['wait', 'fail']), default: 'wait' },
+  keyId: { scope: 'client', ...nonEmptyString('Expected keyId as a string', 'keyId is empty'), default: undefined },
+  keySecret: { scope: 'client', ...nonEmptyString('Expected keySecret as a string', 'keySecret is empty'), default: undefined },
+  timeout: { scope: 'call', ...TIMEOUT, default: DEFAULT_TIMEOUT_MS },
+  maxRetries: { scope: 'call', ...wholeNumber(0, 100), default: DEFAULT_MAX_RETRIES },
+  totalTimeout: { scope: 'call', ...TIMEOUT, default: undefined },
+  rateLimitPause: { scope: 'call', ...oneOf(['wait', 'fail']), default: 'wait' },
   // undefined: by call (the pipeline: interactive, batch for iteration traffic).
-  priority: { scope: 'call', schema: z.enum(['interactive', 'batch']), default: undefined },
-  rateLimitStore: { scope: 'client', schema: rateLimitStoreSchema, default: undefined },
-  pacing: { scope: 'client', schema: z.enum(['adaptive', 'off']), default: 'adaptive' },
-  dispatcher: { scope: 'client', schema: dispatcherSchema, default: undefined },
+  priority: { scope: 'call', ...oneOf(['interactive', 'batch']), default: undefined },
+  rateLimitStore: { scope: 'client', ...RATE_LIMIT_STORE, default: undefined },
+  pacing: { scope: 'client', ...oneOf(['adaptive', 'off']), default: 'adaptive' },
+  dispatcher: { scope: 'client', ...DISPATCHER, default: undefined },
   // Merged, not replaced: a call's `headers` add to the client's.
-  headers: { scope: 'call', schema: headersSchema, default: {}, merge: (before, value) => ({ ...before, ...lowerCaseNames(value) }) },
-  logger: { scope: 'withOptions', schema: loggerSchema, default: console },
-  logLevel: { scope: 'withOptions', schema: z.enum(LOG_LEVELS as [LogLevel, ...LogLevel[]]), default: 'warn' },
-  connections: { scope: 'client', schema: z.number().int().min(1).max(65_536), default: DEFAULT_CONNECTIONS },
-  maxResponseBytes: { scope: 'withOptions', schema: z.number().int().min(1), default: DEFAULT_MAX_RESPONSE_BYTES },
-  responseValidation: { scope: 'call', schema: z.enum(['strict', 'warn']), default: 'strict' },
-  compression: { scope: 'withOptions', schema: z.boolean(), default: true },
-  allowInsecureHttp: { scope: 'client', schema: z.boolean(), default: false },
-  dangerouslyAllowBrowser: { scope: 'client', schema: z.boolean(), default: false },
-  signal: { scope: 'callOnly', schema: z.instanceof(AbortSignal, { message: 'Expected an AbortSignal' }), default: undefined },
-  prefetch: { scope: 'list', schema: z.number().int().min(0).max(32), default: 0 },
-  rescan: { scope: 'list', schema: z.boolean(), default: false },
+  headers: {
+    scope: 'call',
+    schema: headersSchema,
+    accepts: plainHeaders,
+    default: {},
+    merge: (before, value) => ({ ...before, ...lowerCaseNames(value) }),
+  },
+  logger: { scope: 'withOptions', ...LOGGER, default: console },
+  logLevel: { scope: 'withOptions', ...oneOf(LOG_LEVELS as [LogLevel, ...LogLevel[]]), default: 'warn' },
+  connections: { scope: 'client', ...wholeNumber(1, 65_536), default: DEFAULT_CONNECTIONS },
+  maxResponseBytes: { scope: 'withOptions', ...wholeNumber(1), default: DEFAULT_MAX_RESPONSE_BYTES },
+  responseValidation: { scope: 'call', ...oneOf(['strict', 'warn']), default: 'strict' },
+  compression: { scope: 'withOptions', ...BOOLEAN, default: true },
+  allowInsecureHttp: { scope: 'client', ...BOOLEAN, default: false },
+  dangerouslyAllowBrowser: { scope: 'client', ...BOOLEAN, default: false },
+  signal: {
+    scope: 'callOnly',
+    ...custom<AbortSignal>((value) => value instanceof AbortSignal, 'Expected an AbortSignal'),
+    default: undefined,
+  },
+  prefetch: { scope: 'list', ...wholeNumber(0, 32), default: 0 },
+  rescan: { scope: 'list', ...BOOLEAN, default: false },
 } as const satisfies { readonly [K in keyof AllOptions]-?: Row<NonNullable<AllOptions[K]>> }
 
 type Rows = typeof OPTIONS

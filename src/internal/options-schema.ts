@@ -7,17 +7,17 @@
 import * as z from 'zod'
 import type { ClientOptions, ClientOverrides, ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { SchemaOf } from '../schemas/common.ts'
-import { madeOnce } from './made-once.ts'
+import { madeOnce } from '../schemas/made-once.ts'
 import { keysIn, OPTIONS, SCOPES_OF, type KeysIn, type Scope } from './option-table.ts'
 
 /** The zod shape of the rows of scopes `S`, each optional. */
-type Shape<S extends Scope> = { [K in KeysIn<S>]: z.ZodOptional<(typeof OPTIONS)[K]['schema']> }
+type Shape<S extends Scope> = { [K in KeysIn<S>]: z.ZodOptional<ReturnType<(typeof OPTIONS)[K]['schema']>> }
 
 /** `T`'s schema, and nothing more: a row of `S` that `T` does not declare must be `never` (an error naming it). */
 type Exactly<T, S extends Scope> = SchemaOf<T> & Record<Exclude<KeysIn<S>, keyof T>, never>
 
 function shapeOf<const S extends Scope>(scopes: readonly S[]): Shape<S> {
-  return Object.fromEntries(keysIn(...scopes).map((key) => [key, OPTIONS[key].schema.optional()])) as Shape<S>
+  return Object.fromEntries(keysIn(...scopes).map((key) => [key, OPTIONS[key].schema().optional()])) as Shape<S>
 }
 
 /** Where an option of each scope may be given: what the message of one given elsewhere says. */
@@ -68,3 +68,32 @@ export const requestOptionsSchema = madeOnce(() =>
 export const listRequestOptionsSchema = madeOnce(() =>
   optionsObject(shapeOf(SCOPES_OF.listCall) satisfies Exactly<ListRequestOptions, (typeof SCOPES_OF.listCall)[number]>),
 )
+
+/** The keys of {@link ClientOptions}. */
+const CLIENT_KEYS: ReadonlySet<string> = new Set(keysIn(...SCOPES_OF.client))
+
+/**
+ * `options` as {@link clientOptionsSchema} would output them, checked without zod: when `options`
+ * is a plain object whose every key is an option of `new ChatServiceClient` and every value one its
+ * row `accepts` (option-table.ts). `undefined` otherwise, and for anything unusual (symbol or
+ * non-enumerable keys, another prototype, an inherited key): the schema then checks them and
+ * reports the issues. Well-formed options, the common case, so cost neither a schema nor the first
+ * run of zod's code (issue 32).
+ */
+export function acceptedClientOptions(options: unknown): z.output<ReturnType<typeof clientOptionsSchema>> | undefined {
+  if (options === null || typeof options !== 'object') return undefined
+  const proto: unknown = Object.getPrototypeOf(options)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const accepted: Record<string, unknown> = {}
+  let count = 0
+  for (const key in options) {
+    if (!Object.hasOwn(options, key) || !CLIENT_KEYS.has(key)) return undefined
+    const value: unknown = (options as Record<string, unknown>)[key]
+    if (value !== undefined && !OPTIONS[key as keyof typeof OPTIONS].accepts(value)) return undefined
+    accepted[key] = value
+    count++
+  }
+  // Symbol and non-enumerable keys, which `for...in` skips and the schema may read.
+  if (Reflect.ownKeys(options).length !== count) return undefined
+  return accepted
+}

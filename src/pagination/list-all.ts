@@ -12,7 +12,7 @@ import { ChatServiceError, RequestValidationError, ResponseValidationError, Stal
 import type { ScanReport } from './list-scan.ts'
 import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { Shard, ShardFilter } from './shard.ts'
-import { madeOnce } from '../internal/made-once.ts'
+import { madeOnce } from '../schemas/made-once.ts'
 
 /** How far a {@link ListAllIterable} has got: children yielded so far, and children expected in all (internal name: `progress` spells it out). */
 export interface ListAllProgress {

@@ -19,6 +19,7 @@
 import type { Conversation } from '../schemas/conversation.ts'
 import type { Message } from '../schemas/message.ts'
 import * as z from 'zod'
+import { madeOnce } from '../schemas/made-once.ts'
 import { ChatServiceError } from '../errors/errors.ts'
 import { checkArguments } from '../internal/args.ts'
 import {
@@ -34,7 +35,7 @@ import { NestedRun, walk, type ChildPlan, type NestedReader } from './nested.ts'
 import type { ShardFilter } from './shard.ts'
 
 /** What {@link NewMessages.checkpoint} takes. */
-const CHECKPOINT_OPTIONS = z.strictObject({ compact: z.boolean().optional() })
+const CHECKPOINT_OPTIONS = madeOnce(() => z.strictObject({ compact: z.boolean().optional() }))
 
 /** Passes over the conversation list one run makes at most: the first, and a second when the first saw the list move. */
 export const MAX_SCANS = 2
@@ -206,7 +207,7 @@ export class NewMessages implements AsyncIterable<Message> {
    */
   checkpoint(options: { compact?: boolean | undefined } = {}): MessagesCheckpoint {
     // Checked at run time too: a checkpoint written in the wrong form would be found out only by the next run.
-    const [{ compact }] = checkArguments('conversations.messages.listNew().checkpoint', [CHECKPOINT_OPTIONS, options, ['options']])
+    const [{ compact }] = checkArguments('conversations.messages.listNew().checkpoint', [CHECKPOINT_OPTIONS(), options, ['options']])
     this.#settle()
     return toCheckpoint(this.#entries, this.#options.service, compact === true)
   }

@@ -58,22 +58,24 @@ export function defineList<Params extends z.ZodType, Item, Extra extends z.ZodRa
   readonly endpoint: ListEndpoint
   /** The SDK method, when it is not the endpoint's own (see `OperationSpec.name`). */
   readonly name?: string
-  readonly params: Params
-  readonly item: z.ZodType<Item>
-  readonly extra?: Extra
+  /** Made on the first call (see `OperationSpec.params`), as `item` and `extra`. */
+  readonly params: () => Params
+  readonly item: () => z.ZodType<Item>
+  readonly extra?: () => Extra
   readonly page?: PageFactory<{ data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P>
 }): ListOperation<Params, { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>, P> {
   type Body = { data: Item[]; pagination: Pagination } & z.output<z.ZodObject<Extra>>
-  // Loose: members the spec does not show are not an error (a page is returned as the service sent it).
-  const response = z.looseObject({ data: z.array(spec.item), pagination: paginationSchema, ...spec.extra }) as unknown as z.ZodType<Body>
   const operation = defineOperation({
     endpoint: spec.endpoint,
     ...(spec.name === undefined ? {} : { name: spec.name }),
     params: spec.params,
     query: ['page', 'limit'],
-    response,
+    // Loose: members the spec does not show are not an error (a page is returned as the service sent it).
+    response: () =>
+      z.looseObject({ data: z.array(spec.item()), pagination: paginationSchema(), ...spec.extra?.() }) as unknown as z.ZodType<Body>,
   })
-  return { ...operation, page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) }
+  // Added, not spread: a spread would read (and so make) the operation's schemas now.
+  return Object.assign(operation, { page: spec.page ?? (createPage as unknown as PageFactory<Body, P>) })
 }
 
 /**

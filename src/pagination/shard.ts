@@ -3,9 +3,15 @@
  * whatever the service's list order does between workers (each worker scans the whole list and
  * keeps its own conversations).
  */
-import { hash } from 'node:crypto'
 import * as z from 'zod'
 import type { SchemaOf } from '../schemas/common.ts'
+import { madeOnce } from '../schemas/made-once.ts'
+
+/**
+ * `crypto.hash`, loaded on first use: importing `node:crypto` as a module makes Node load the whole
+ * module's exports (its Web Crypto among them), a cost every process importing the SDK would pay.
+ */
+const sha256 = madeOnce(() => process.getBuiltinModule('node:crypto').hash)
 
 /**
  * One shard of a split export: shard `index` of `count` (`0 <= index < count`). A conversation
@@ -40,16 +46,18 @@ export function shardOf(id: string, count: number): number {
   }
   // crypto.hash: the same digest as createHash('sha256').update(id).digest(), in one call (about
   // 40 % less time per id, which a shard's scan pays for every conversation listed).
-  return hash('sha256', id, 'buffer').readUInt32BE(0) % count
+  return sha256()('sha256', id, 'buffer').readUInt32BE(0) % count
 }
 
 /** @internal */
-export const shardSchema = z
-  .strictObject({
-    index: z.number().int().min(0),
-    count: z.number().int().min(1).max(MAX_SHARDS),
-  } satisfies SchemaOf<Shard>)
-  .refine((shard) => shard.index < shard.count, { message: 'Expected index < count (shards are numbered from 0)', path: ['index'] })
+export const shardSchema = madeOnce(() =>
+  z
+    .strictObject({
+      index: z.number().int().min(0),
+      count: z.number().int().min(1).max(MAX_SHARDS),
+    } satisfies SchemaOf<Shard>)
+    .refine((shard) => shard.index < shard.count, { message: 'Expected index < count (shards are numbered from 0)', path: ['index'] }),
+)
 
 /** Whether a conversation id belongs to a shard. @internal */
 export interface ShardFilter extends Readonly<Shard> {

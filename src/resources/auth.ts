@@ -16,8 +16,10 @@ const issueToken = defineOperation({
   endpoint: ENDPOINTS.issueToken,
   params: issueTokenParamsSchema,
   // With an agentId the bound agent must come back; without one the spec does not say.
-  response: (params): z.ZodType<IssueTokenResponse> =>
-    params.agentId === undefined ? issueTokenResponseSchema : boundIssueTokenResponseSchema,
+  response:
+    () =>
+    (params): z.ZodType<IssueTokenResponse> =>
+      params.agentId === undefined ? issueTokenResponseSchema() : boundIssueTokenResponseSchema(),
   success: (status) => status === 200,
   secretFields: ['token'],
 })

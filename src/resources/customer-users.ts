@@ -13,6 +13,7 @@ import { defineList, listPages, type ListOperation, type PageContext } from '../
 import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { MAX_LIMIT, type Pagination, type SchemaOf } from '../schemas/common.ts'
+import { madeOnce } from '../schemas/made-once.ts'
 import {
   customerUserListParamsSchema,
   customerUserSchemaWith,
@@ -206,7 +207,7 @@ function typedList(name: string): CustomerUserList<unknown> {
     endpoint: ENDPOINTS.listCustomerUsers,
     name,
     params: customerUserListParamsSchema,
-    item: customerUserSchemaWith(z.unknown()),
+    item: () => customerUserSchemaWith(z.unknown()),
   })
 }
 
@@ -217,12 +218,12 @@ function typedList(name: string): CustomerUserList<unknown> {
  * thrown or skipped per `onInvalid`), and update results are returned as the schema's output.
  */
 function customerUserOperations<Metadata, MetadataInput>(
-  read: z.ZodType<Metadata>,
-  write: z.ZodType,
+  read: () => z.ZodType<Metadata>,
+  write: () => z.ZodType,
   typed?: { readonly onInvalid: 'throw' | 'skip'; readonly onSkip: ((skipped: SkippedCustomerUser) => void) | undefined },
 ): CustomerUserOperations<Metadata, MetadataInput> {
   const onSkip = typed?.onSkip
-  const check: MetadataCheck | undefined = typed === undefined ? undefined : { schema: read, onInvalid: typed.onInvalid }
+  const check: MetadataCheck | undefined = typed === undefined ? undefined : { schema: read(), onInvalid: typed.onInvalid }
   const page = (
     body: { data: CustomerUser<Metadata>[]; pagination: Pagination },
     response: APIResponse,
@@ -240,7 +241,7 @@ function customerUserOperations<Metadata, MetadataInput>(
         endpoint: ENDPOINTS.listCustomerUsers,
         name: LIST_NAMES[name],
         params: customerUserListParamsSchema,
-        item: customerUserSchemaWith(read),
+        item: () => customerUserSchemaWith(read()),
         page,
       })
     }
@@ -252,8 +253,8 @@ function customerUserOperations<Metadata, MetadataInput>(
     find: list('find'),
     update: defineOperation({
       endpoint: ENDPOINTS.updateCustomerUser,
-      params: customerUserUpdateParamsSchemaWith(write) as z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>,
-      response: updatedCustomerUserSchemaWith(read),
+      params: () => customerUserUpdateParamsSchemaWith(write()) as z.ZodType<unknown, CustomerUserUpdateFields<MetadataInput>>,
+      response: () => updatedCustomerUserSchemaWith(read()),
       output: typed === undefined ? 'as-sent' : 'parsed',
     }),
     onSkip,
@@ -284,16 +285,20 @@ function operationsFor<S extends z.ZodType>(schema: S, options: MetadataOptions)
   // Forbidden keys are refused in what you give (even where your schema would strip them) and in
   // what is sent: the schema's output, which must be a plain JSON object. A `__proto__` key is
   // refused before the schema sees it: zod leaves it out of the objects it outputs.
-  const toSend = walkableSchema
+  const toSend = walkableSchema()
     .superRefine(refuseProtoKeys('write'))
     .superRefine(refuseForbidden)
     .pipe(schema)
-    .pipe(jsonObjectSchema as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
+    .pipe(jsonObjectSchema() as unknown as z.ZodType<Record<string, unknown>, z.output<S>>)
     .superRefine(refuseForbidden)
   // Reads: a stored `__proto__` key is an issue at its path, not a key the output silently lacks
   // (which `updateMetadata` would then write back without it).
   const toRead = z.unknown().superRefine(refuseProtoKeys('read')).pipe(schema) as unknown as z.ZodType<z.output<S>>
-  return customerUserOperations<z.output<S>, z.input<S>>(toRead, toSend, typed)
+  return customerUserOperations<z.output<S>, z.input<S>>(
+    () => toRead,
+    () => toSend,
+    typed,
+  )
 }
 
 /**
@@ -338,7 +343,7 @@ function keyPaths(
  * An external id as `findByExternalId` and `updateMetadata` take it: what the `external_id` filter
  * takes (a non-empty string; it travels in the JSON body, not the path).
  */
-const externalIdArgs = z.strictObject({ externalId: z.string().min(1, 'Expected a non-empty external id') })
+const externalIdArgs = madeOnce(() => z.strictObject({ externalId: z.string().min(1, 'Expected a non-empty external id') }))
 
 /** Makes `client.customerUsers` (internal: the class's constructor is private, see src/internal/README.md). */
 export let createCustomerUsers: (pipeline: RequestPipeline) => CustomerUsers
@@ -526,7 +531,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
   ): Promise<UpdatedCustomerUser<Metadata> | undefined> {
     this.#pipeline.check(
       'customerUsers.updateMetadata',
-      [externalIdArgs, { externalId }],
+      [externalIdArgs(), { externalId }],
       [requestOptionsSchema(), options ?? {}, ['options']],
     )
     // Read strictly whatever responseValidation says: what is read is written back.
@@ -544,7 +549,7 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
   async #findByExternalId(externalId: string, options: RequestOptions | undefined): Promise<WithResponse<CustomerUser<Metadata> | null>> {
     const operation = this.#operations.find
     try {
-      this.#pipeline.check(operation.name, [externalIdArgs, { externalId }], [requestOptionsSchema(), options ?? {}, ['options']])
+      this.#pipeline.check(operation.name, [externalIdArgs(), { externalId }], [requestOptionsSchema(), options ?? {}, ['options']])
     } catch (error) {
       return this.#pipeline.refuse(operation, error)
     }

@@ -24,6 +24,7 @@ import { bindPageSource, Page } from '../pagination/page.ts'
 import type { PagePromise } from '../pagination/page-promise.ts'
 import { idProblem, MAX_LIMIT, type PageParams, type Pagination, type SchemaOf } from '../schemas/common.ts'
 import type { Conversation } from '../schemas/conversation.ts'
+import { madeOnce } from '../schemas/made-once.ts'
 import {
   messageConversationSchema,
   messageListParamsSchema,
@@ -77,33 +78,37 @@ export type MessageListNewParams = {
   onConversation?: ((conversation: Conversation) => void) | undefined
 }
 
-const limitSchema = z.number().int().min(1).max(MAX_LIMIT).optional()
-const concurrencySchema = z.number().int().min(1).max(64).optional()
+const limitSchema = madeOnce(() => z.number().int().min(1).max(MAX_LIMIT).optional())
+const concurrencySchema = madeOnce(() => z.number().int().min(1).max(64).optional())
 
-const listAllParamsSchema = z.strictObject({
-  limit: limitSchema,
-  concurrency: concurrencySchema,
-  cursor: z.string().optional(),
-  shard: shardSchema.optional(),
-  rescan: z.boolean().optional(),
-} satisfies SchemaOf<MessageListAllParams>)
+const listAllParamsSchema = madeOnce(() =>
+  z.strictObject({
+    limit: limitSchema(),
+    concurrency: concurrencySchema(),
+    cursor: z.string().optional(),
+    shard: shardSchema().optional(),
+    rescan: z.boolean().optional(),
+  } satisfies SchemaOf<MessageListAllParams>),
+)
 
-const listNewParamsSchema = z.strictObject({
-  // Checked by hand: a million entries would be slow through a zod schema of each.
-  checkpoint: z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value === undefined) return
-      for (const issue of checkpointIssues(value)) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message })
-    })
-    .optional() as z.ZodType<MessageListNewParams['checkpoint']>,
-  limit: limitSchema,
-  concurrency: concurrencySchema,
-  shard: shardSchema.optional(),
-  onConversation: z
-    .custom<(conversation: Conversation) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
-    .optional(),
-} satisfies SchemaOf<MessageListNewParams>)
+const listNewParamsSchema = madeOnce(() =>
+  z.strictObject({
+    // Checked by hand: a million entries would be slow through a zod schema of each.
+    checkpoint: z
+      .unknown()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return
+        for (const issue of checkpointIssues(value)) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message })
+      })
+      .optional() as z.ZodType<MessageListNewParams['checkpoint']>,
+    limit: limitSchema(),
+    concurrency: concurrencySchema(),
+    shard: shardSchema().optional(),
+    onConversation: z
+      .custom<(conversation: Conversation) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
+      .optional(),
+  } satisfies SchemaOf<MessageListNewParams>),
+)
 
 type MessagePageBody = { data: Message[]; pagination: Pagination; conversation: MessageConversation }
 
@@ -141,7 +146,7 @@ export const listMessages = defineList({
   endpoint: ENDPOINTS.listMessages,
   params: messageListParamsSchema,
   item: messageSchema,
-  extra: { conversation: messageConversationSchema },
+  extra: () => ({ conversation: messageConversationSchema() }),
   page: createMessagePage,
 })
 
@@ -230,7 +235,7 @@ export class ConversationMessages {
     const operation = 'conversations.messages.listAll'
     const [valid, callOptions] = this.#pipeline.check(
       operation,
-      [listAllParamsSchema, params],
+      [listAllParamsSchema(), params],
       [requestOptionsSchema(), options ?? {}, ['options']],
     )
     const start = valid.cursor === undefined ? startPosition(valid.limit ?? MAX_LIMIT, valid.shard) : decodeCursor(valid.cursor, operation)
@@ -318,7 +323,7 @@ export class ConversationMessages {
     const operation = 'conversations.messages.listNew'
     const [valid, callOptions] = this.#pipeline.check(
       operation,
-      [listNewParamsSchema, params],
+      [listNewParamsSchema(), params],
       [requestOptionsSchema(), options ?? {}, ['options']],
     )
     const shard = shardFilter(valid.shard)

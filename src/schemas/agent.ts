@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 import type { SchemaOf } from './common.ts'
 
 /** An AI chat agent of the company, active or not (spec, Resources: Agent; Endpoint 4). */
@@ -16,10 +17,12 @@ export type Agent = {
 }
 
 /** @internal */
-export const agentSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  active: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-} satisfies SchemaOf<Agent>)
+export const agentSchema = madeOnce(() =>
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    active: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  } satisfies SchemaOf<Agent>),
+)

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 import { idSchema, type SchemaOf } from './common.ts'
 
 /** Parameters of `auth.issueToken` (spec, Endpoint 1). */
@@ -72,34 +73,43 @@ export type BoundIssueTokenResponse = IssueTokenResponse & {
 export const EXPIRES_IN_PATTERN = /^[1-9][0-9]{0,5}[hd]$/
 
 /** @internal */
-export const issueTokenParamsSchema = z.strictObject({
-  userId: idSchema,
-  agentId: idSchema.optional(),
-  expiresIn: z
-    .string()
-    .regex(EXPIRES_IN_PATTERN, 'Expected a positive whole number followed by h (hours) or d (days), such as "1h" or "7d"')
-    .optional() as z.ZodType<ExpiresIn | undefined, ExpiresIn | undefined>,
-} satisfies SchemaOf<IssueTokenParams>)
+export const issueTokenParamsSchema = madeOnce(() =>
+  z.strictObject({
+    userId: idSchema(),
+    agentId: idSchema().optional(),
+    expiresIn: z
+      .string()
+      .regex(EXPIRES_IN_PATTERN, 'Expected a positive whole number followed by h (hours) or d (days), such as "1h" or "7d"')
+      .optional() as z.ZodType<ExpiresIn | undefined, ExpiresIn | undefined>,
+  } satisfies SchemaOf<IssueTokenParams>),
+)
 
-const tokenUserShape = {
-  id: z.string(),
-  externalId: z.string(),
-  companyId: z.string(),
-  agentId: z.string().nullable().optional(),
-} satisfies SchemaOf<TokenUser>
+const tokenUserShape = madeOnce(
+  () =>
+    ({
+      id: z.string(),
+      externalId: z.string(),
+      companyId: z.string(),
+      agentId: z.string().nullable().optional(),
+    }) satisfies SchemaOf<TokenUser>,
+)
 
-const tokenAgentSchema = z.object({ id: z.string(), name: z.string(), active: z.boolean() } satisfies SchemaOf<TokenAgent>)
-
-/** @internal */
-export const issueTokenResponseSchema = z.object({
-  token: z.string().min(1),
-  user: z.object(tokenUserShape),
-  agent: tokenAgentSchema.nullable().optional(),
-} satisfies SchemaOf<IssueTokenResponse>)
+const tokenAgentSchema = madeOnce(() => z.object({ id: z.string(), name: z.string(), active: z.boolean() } satisfies SchemaOf<TokenAgent>))
 
 /** @internal */
-export const boundIssueTokenResponseSchema = z.object({
-  token: z.string().min(1),
-  user: z.object({ ...tokenUserShape, agentId: z.string() }),
-  agent: tokenAgentSchema,
-} satisfies SchemaOf<BoundIssueTokenResponse>)
+export const issueTokenResponseSchema = madeOnce(() =>
+  z.object({
+    token: z.string().min(1),
+    user: z.object(tokenUserShape()),
+    agent: tokenAgentSchema().nullable().optional(),
+  } satisfies SchemaOf<IssueTokenResponse>),
+)
+
+/** @internal */
+export const boundIssueTokenResponseSchema = madeOnce(() =>
+  z.object({
+    token: z.string().min(1),
+    user: z.object({ ...tokenUserShape(), agentId: z.string() }),
+    agent: tokenAgentSchema(),
+  } satisfies SchemaOf<BoundIssueTokenResponse>),
+)

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 
 /** Largest `limit` the service accepts on any list operation (spec, Limits). */
 export const MAX_LIMIT = 100
@@ -24,12 +25,14 @@ export type Pagination = {
 }
 
 /** @internal */
-export const paginationSchema = z.looseObject({
-  page: z.number().int().min(1),
-  limit: z.number().int().min(1),
-  total: z.number().int().min(0),
-  total_pages: z.number().int().min(0),
-} satisfies SchemaOf<Pagination>)
+export const paginationSchema = madeOnce(() =>
+  z.looseObject({
+    page: z.number().int().min(1),
+    limit: z.number().int().min(1),
+    total: z.number().int().min(0),
+    total_pages: z.number().int().min(0),
+  } satisfies SchemaOf<Pagination>),
+)
 
 /**
  * Why `id` cannot be an id of the service, or `undefined` when it can: an id is not empty, is
@@ -66,13 +69,15 @@ export function isValidId(value: unknown): value is string {
  * `..`. Every path parameter gets it (`defineOperation`), as do agent and user ids in bodies.
  * @internal
  */
-export const idSchema = z
-  .string()
-  .min(1, 'Expected a non-empty id')
-  .superRefine((id, ctx) => {
-    const problem = id.length === 0 ? undefined : idProblem(id)
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-  })
+export const idSchema = madeOnce(() =>
+  z
+    .string()
+    .min(1, 'Expected a non-empty id')
+    .superRefine((id, ctx) => {
+      const problem = id.length === 0 ? undefined : idProblem(id)
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+    }),
+)
 
 /** `page` and `limit` of a list operation; both travel in the query string (spec, Endpoints 2, 4–6). */
 export type PageParams = {
@@ -83,16 +88,19 @@ export type PageParams = {
 }
 
 /** @internal */
-export const pageParamsShape = {
-  page: z.number().int().min(1).optional(),
-  limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
-} satisfies SchemaOf<PageParams>
+export const pageParamsShape = madeOnce(
+  () =>
+    ({
+      page: z.number().int().min(1).optional(),
+      limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
+    }) satisfies SchemaOf<PageParams>,
+)
 
 /** Parameters of a list operation that takes only `page` and `limit`. @internal */
-export const pageParamsSchema = z.strictObject(pageParamsShape)
+export const pageParamsSchema = madeOnce(() => z.strictObject(pageParamsShape()))
 
 /**
  * Parameters of an operation that takes none besides its path parameters (e.g. a `get(id)`): its
  * method passes `{}`, and the pipeline still checks the options and ids. @internal
  */
-export const noParamsSchema = z.strictObject({})
+export const noParamsSchema = madeOnce(() => z.strictObject({}))

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 import type { SchemaOf } from './common.ts'
 
 /** A conversation between a customer user and an agent (spec, Resources: Conversation; Endpoint 5). */
@@ -18,11 +19,13 @@ export type Conversation = {
 }
 
 /** @internal */
-export const conversationSchema = z.object({
-  id: z.string(),
-  title: z.string(),
-  customer_user_id: z.string(),
-  message_count: z.number().int().min(0),
-  created_at: z.string(),
-  updated_at: z.string(),
-} satisfies SchemaOf<Conversation>)
+export const conversationSchema = madeOnce(() =>
+  z.object({
+    id: z.string(),
+    title: z.string(),
+    customer_user_id: z.string(),
+    message_count: z.number().int().min(0),
+    created_at: z.string(),
+    updated_at: z.string(),
+  } satisfies SchemaOf<Conversation>),
+)

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 import { pageParamsShape, type SchemaOf } from './common.ts'
 
 /** `metadata` as the service sends it: any JSON object (nesting allowed), or `null`. */
@@ -100,11 +101,13 @@ export type CustomerUserUpdateParams<Metadata = Record<string, unknown>> =
  * with `z.record` made it the dearest part of a page's validation.
  * @internal
  */
-export const metadataSchema = z
-  .custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), {
-    message: 'Expected a JSON object',
-  })
-  .nullable()
+export const metadataSchema = madeOnce(() =>
+  z
+    .custom<Record<string, unknown>>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), {
+      message: 'Expected a JSON object',
+    })
+    .nullable(),
+)
 
 /** The customer-user schema with `metadata` checked by `metadata`. @internal */
 export function customerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<CustomerUser<M>> {
@@ -135,12 +138,14 @@ export function updatedCustomerUserSchemaWith<M>(metadata: z.ZodType<M>): z.ZodT
 }
 
 /** @internal */
-export const customerUserListParamsSchema = z.strictObject({
-  ...pageParamsShape,
-  name: z.string().min(1).optional(),
-  email: z.string().min(1).optional(),
-  external_id: z.string().min(1).optional(),
-} satisfies SchemaOf<CustomerUserListParams>)
+export const customerUserListParamsSchema = madeOnce(() =>
+  z.strictObject({
+    ...pageParamsShape(),
+    name: z.string().min(1).optional(),
+    email: z.string().min(1).optional(),
+    external_id: z.string().min(1).optional(),
+  } satisfies SchemaOf<CustomerUserListParams>),
+)
 
 /** The update body with `metadata` checked by `metadata` (a plain JSON object at least). @internal */
 export function customerUserUpdateParamsSchemaWith<M>(metadata: z.ZodType<M>): z.ZodType<CustomerUserUpdateFields<M>> {
@@ -157,4 +162,4 @@ export function customerUserUpdateParamsSchemaWith<M>(metadata: z.ZodType<M>): z
 }
 
 /** The customer-user schema without `withMetadata`: metadata is any JSON object, or null. @internal */
-export const customerUserSchema = customerUserSchemaWith(metadataSchema)
+export const customerUserSchema = madeOnce(() => customerUserSchemaWith(metadataSchema()))

@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 
 /**
  * The deepest nesting of a JSON value the SDK sends or hands out: 256 levels of objects and
@@ -28,13 +29,15 @@ export const MAX_RESPONSE_DEPTH = MAX_JSON_DEPTH + 4
  * `metadata` (spec, Resources: Customer user).
  * @internal
  */
-export const jsonObjectSchema = z
-  .custom<Record<string, unknown>>((value) => isPlainObject(value), { message: 'Expected a plain JSON object' })
-  .superRefine((value, ctx) => {
-    for (const problem of jsonProblems(value, [], new Set())) {
-      ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message })
-    }
-  })
+export const jsonObjectSchema = madeOnce(() =>
+  z
+    .custom<Record<string, unknown>>((value) => isPlainObject(value), { message: 'Expected a plain JSON object' })
+    .superRefine((value, ctx) => {
+      for (const problem of jsonProblems(value, [], new Set())) {
+        ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message })
+      }
+    }),
+)
 
 /**
  * Any value whose objects and arrays nest at most {@link MAX_JSON_DEPTH} levels deep and do not
@@ -44,10 +47,12 @@ export const jsonObjectSchema = z
  * after it never sees such a value.
  * @internal
  */
-export const walkableSchema = z.unknown().superRefine((value, ctx) => {
-  const problem = structureProblem(value)
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message, continue: false })
-})
+export const walkableSchema = madeOnce(() =>
+  z.unknown().superRefine((value, ctx) => {
+    const problem = structureProblem(value)
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message, continue: false })
+  }),
+)
 
 /**
  * Whether `value` (parsed JSON, so without cycles) nests objects and arrays more than `limit`

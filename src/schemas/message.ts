@@ -1,4 +1,5 @@
 import * as z from 'zod'
+import { madeOnce } from './made-once.ts'
 import { pageParamsShape, type SchemaOf } from './common.ts'
 
 /**
@@ -27,19 +28,23 @@ export type MessageConversation = {
 }
 
 /** @internal */
-export const messageSchema = z.object({
-  id: z.string(),
-  content: z.string(),
-  role: z.string(),
-  conversation_id: z.string(),
-  created_at: z.string(),
-} satisfies SchemaOf<Message>)
+export const messageSchema = madeOnce(() =>
+  z.object({
+    id: z.string(),
+    content: z.string(),
+    role: z.string(),
+    conversation_id: z.string(),
+    created_at: z.string(),
+  } satisfies SchemaOf<Message>),
+)
 
 /** @internal */
-export const messageConversationSchema = z.object({
-  id: z.string(),
-  title: z.string(),
-} satisfies SchemaOf<MessageConversation>)
+export const messageConversationSchema = madeOnce(() =>
+  z.object({
+    id: z.string(),
+    title: z.string(),
+  } satisfies SchemaOf<MessageConversation>),
+)
 
 /** @internal */
-export const messageListParamsSchema = z.strictObject(pageParamsShape)
+export const messageListParamsSchema = madeOnce(() => z.strictObject(pageParamsShape()))
