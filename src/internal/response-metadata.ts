@@ -8,8 +8,7 @@
  * `headers` and `requestId` (scrubbed); the headers as received live in a private field, which
  * neither shows.
  */
-import type { inspect } from 'node:util'
-import { INSPECT_CUSTOM } from './inspect.ts'
+import { inspect } from 'node:util'
 import type { APIResponse } from '../core/response.ts'
 import type { Redactor } from './redact.ts'
 
@@ -57,7 +56,7 @@ export class ResponseMetadata implements APIResponse {
   }
 
   /** Shown as the plain object `{ status, headers, requestId }`. */
-  [INSPECT_CUSTOM](_depth: number, options: object, show: typeof inspect): string {
+  [inspect.custom](_depth: number, options: object, show: typeof inspect): string {
     return show(this.toJSON(), options)
   }
 }
