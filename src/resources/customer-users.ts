@@ -246,7 +246,7 @@ function customerUserOperations<Metadata, MetadataInput>(
       })
     }
     // The page is checked with any metadata (one schema for every withMetadata); each user's metadata is then read by the schema.
-    return { ...(typedLists[name] as unknown as CustomerUserList<Metadata>), page }
+    return (typedLists[name] as unknown as CustomerUserList<Metadata>).with({ page })
   }
   return {
     list: list('list'),
