@@ -1,8 +1,7 @@
-/**
- * Shards: one export split over many workers by conversation id, so that the split stays correct
- * whatever the service's list order does between workers (each worker scans the whole list and
- * keeps its own conversations).
- */
+// Shards: one export split over many workers by conversation id, so that the split stays correct
+// whatever the service's list order does between workers (each worker scans the whole list and
+// keeps its own conversations). (A line comment: a module's doc block would be kept by the
+// declaration bundler above the next declaration, documenting nothing: scripts/check-dts.ts.)
 import * as z from 'zod'
 import type { SchemaOf } from '../schemas/common.ts'
 import { madeOnce } from '../schemas/made-once.ts'

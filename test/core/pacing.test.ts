@@ -327,10 +327,10 @@ describe('a pause teaches nothing about the rate (fake clock)', () => {
       await call
       expect(seen).toBe(22)
       // Probing doubles the rate each second of sending; the second spent paused does not count.
-      expect(client.pacedRate!).toBeLessThan(lowered * 1.1)
+      expect(client.pacedRate).toBeLessThan(lowered * 1.1)
       // And from there it climbs (here to the 20 a second found, no higher while nothing more is sent).
       await vi.advanceTimersByTimeAsync(500)
-      expect(client.pacedRate!).toBeCloseTo(lowered / 0.8, 5)
+      expect(client.pacedRate).toBeCloseTo(lowered / 0.8, 5)
     } finally {
       vi.useRealTimers()
     }
