@@ -33,13 +33,13 @@ describe('a 429 that ends probing', () => {
   const start = BETA * 40
 
   it('after a whole doubling or more: the limit is taken as the rate averaged over the last doubling, 1 / (2 ln 2) of the rate reached', () => {
-    const reached = start * 2 ** (1_500 / PROBE_DOUBLING_MS)
-    expect(endProbe(probing(), 1_500)).toBeCloseTo(reached / (2 * Math.LN2), 6)
+    const reached = start * 2 ** 1.5
+    expect(endProbe(probing(), 1.5 * PROBE_DOUBLING_MS)).toBeCloseTo(reached / (2 * Math.LN2), 6)
   })
 
   it('half a doubling after probing began: averaged since it began, not over a doubling that was never probed', () => {
     const reached = start * 2 ** 0.5
-    const max = endProbe(probing(), 500)
+    const max = endProbe(probing(), PROBE_DOUBLING_MS / 2)
     // ∫ over the half doubling probed, divided by its length.
     expect(max).toBeCloseTo((reached * (1 - 2 ** -0.5)) / (0.5 * Math.LN2), 6)
     // Between the rate probing started from and the one reached, as every rate probed was.
@@ -67,24 +67,25 @@ describe('a 429 with a wait', () => {
 
 describe('a paced 429 where the rate sent had climbed past what the service accepted', () => {
   /**
-   * Probing from 80 a second from T0 (100 accepted in the second before), ended at T0 + 1 s having
-   * sent and had accepted 100 in that second: the limit found (100 for one process, more for one
-   * that shares a store and so cannot tell from its own sends), climbed back to by T0 + 4 s and
+   * Probing from 80 a second from T0 (100 accepted in the second before), ended one doubling later
+   * having sent and had accepted 100 a second in it: the limit found (100 for one process, more for one
+   * that shares a store and so cannot tell from its own sends), climbed back to 3 s after that and
    * probed past since (over 115 a second at T0 + 7 s). In the second before T0 + 7 s, 150 sent and
    * `accepted` of them accepted.
    */
   function climbedPast(learner: RateLearner, accepted: number): void {
-    const send = (from: number, count: number, ok: number): void => {
+    const send = (from: number, count: number, ok: number, spanMs = 1_000): void => {
       for (let i = 0; i < count; i++) {
-        const at = from + (i * 1_000) / count
+        const at = from + (i * spanMs) / count
         learner.sent(at)
         if (i < ok) learner.accepted(at, at + 5)
       }
     }
     send(T0 - 1_000, 100, 100)
     learner.refused(T0 - 1, T0, 0)
-    send(T0, 100, 100)
-    const probeEnd = learner.refused(T0 + 999, T0 + 1_000, 0)
+    // 100 a second for one doubling of probing.
+    send(T0, PROBE_DOUBLING_MS / 10, PROBE_DOUBLING_MS / 10, PROBE_DOUBLING_MS)
+    const probeEnd = learner.refused(T0 + PROBE_DOUBLING_MS - 1, T0 + PROBE_DOUBLING_MS, 0)
     expect(probeEnd).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 3_000 } })
     send(T0 + 6_000, 150, accepted)
   }

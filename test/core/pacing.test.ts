@@ -288,7 +288,7 @@ describe('the learned rate over time (fake clock)', () => {
       expect(lowered).toBeLessThan(0.8 * 20 * 1.2)
       await vi.advanceTimersByTimeAsync(1_000)
       await call
-      // Probing doubles the rate every second while requests go out; none does: it stays at the 20 found.
+      // Probing doubles the rate every half second while requests go out; none does: it stays at the 20 found.
       await vi.advanceTimersByTimeAsync(3_000)
       expect(client.pacedRate).toBeCloseTo(20, 5)
       await vi.advanceTimersByTimeAsync(60_000)
@@ -326,7 +326,7 @@ describe('a pause teaches nothing about the rate (fake clock)', () => {
       await vi.advanceTimersByTimeAsync(1)
       await call
       expect(seen).toBe(22)
-      // Probing doubles the rate each second of sending; the second spent paused does not count.
+      // Probing doubles the rate each half second of sending; the second spent paused does not count.
       expect(client.pacedRate).toBeLessThan(lowered * 1.1)
       // And from there it climbs (here to the 20 a second found, no higher while nothing more is sent).
       await vi.advanceTimersByTimeAsync(500)

@@ -19,12 +19,12 @@
  *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
  *   start from one worker's share.
  * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
- *   second since) takes the rate averaged over the last doubling, or since probing began if that
+ *   half second since) takes the rate averaged over the last doubling, or since probing began if that
  *   was sooner, as where the limit was met.
  * - While requests succeed the rate climbs back as `max × (1 + (1 − BETA) × ((t − K) / K)³)`, `t`
  *   the time since the decrease, or since the end of the wait the 429 asked for (a paused client
- *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it a doubling
- *   higher, into the next 429): steep at first, flat near `max` (where the limit was found), then
+ *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it two
+ *   doublings higher, into the next 429): steep at first, flat near `max` (where the limit was found), then
  *   probing past it ever faster, so a limit that was raised is found again. It reaches `max` again
  *   after `K` = {@link RECOVERY_MS}.
  * - Never above twice what the client actually sent in the last window (so an idle client does
@@ -63,8 +63,13 @@ export const RECOVERY_MS = 3_000
 export const RECOVERY_PER_PAUSE = 20
 /** Longest climb back, ms. */
 export const MAX_RECOVERY_MS = 60_000
-/** While probing up from the first limit found (a lower bound), the rate doubles this often, ms. */
-export const PROBE_DOUBLING_MS = 1_000
+/**
+ * While probing up from the first limit found (a lower bound), the rate doubles this often, ms. A
+ * first 429 often comes within a second of an export's start, when the estimate holds a fraction of
+ * the limit (10–15 requests/s of 100 in 4 workers' traces): doubling each half second reaches the
+ * limit in about 1.5 s instead of 3 (measured in BENCHMARKS.md, "Pacing: 4 BullMQ workers").
+ */
+export const PROBE_DOUBLING_MS = 500
 /**
  * The probing rate averaged over its last doubling (or since it began, `ms` ago, if sooner), as a
  * share of the rate at its end: 1 / (2 ln 2) after a whole doubling, 1 at its start.
@@ -251,7 +256,7 @@ export class RateLearner {
       learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs }
     }
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
-    // the rate, and a climb timed from the 429 would come out of a 1 s pause a doubling higher.
+    // the rate, and a climb timed from the 429 would come out of a 1 s pause two doublings higher.
     if (pauseMs > 0) learned = { ...learned, at: now + pauseMs }
     this.#learned = learned
     this.#decreasedAt = now
