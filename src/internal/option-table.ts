@@ -54,7 +54,7 @@ type AllOptions = ClientOptions & ListRequestOptions
  * What an option accepts, twice: as a zod schema (made on first use: a module-level schema is paid
  * for by every process that imports the SDK), and as `accepts`, a check without zod that a value
  * can be taken as given. `accepts` says yes only to values the schema accepts and outputs
- * unchanged (test/internal/option-table.test.ts holds each row to it); it may say no to more,
+ * unchanged (test/core/option-accepts.test.ts holds each row to it); it may say no to more,
  * which then go to the schema, whose issues are the ones reported. It lets `new
  * ChatServiceClient` take well-formed options without building a schema or loading zod's code:
  * most of what constructing a client used to cost (issue 32).
