@@ -1,18 +1,52 @@
 /**
- * A discrete-event simulation of the pacer (src/internal/rate-limit/) against the kinds of limiters
- * real services use, in virtual time: an export at 16 requests in flight (10 ms each) and a login
- * call every 200 ms on the same client. Prints useful throughput as a share of the limit, the share
- * of 429s, and the login calls' latency. Used to choose the learning rule's constants; the real
- * benchmark (bench/pacing/run.ts) runs the SDK against the fake over loopback.
+ * A discrete-event simulation of the SDK's rate limit (src/internal/rate-limit/: the real
+ * `RateLimits`, its learner, lanes and shared tokens) against the kinds of limiters real services
+ * use, in virtual time: no sockets, no scheduler, so the figures do not move with the machine's
+ * load and a change to the learning rule shows in seconds. Used to choose the rule's constants;
+ * the real benchmarks (bench/pacing/run.ts, bench/distributed/run.ts) run the SDK against the fake.
  *
- *   npm run bench:pacing-simulate
+ * - One process (the default): an export at 16 requests in flight (10 ms each) and a login call
+ *   every 200 ms on the same client, as `bench:pacing` runs it.
+ * - `--processes N`: N clients (processes) sharing a `rateLimitStore` with `take` (the contract's
+ *   in-memory store, test/helpers/memory-store.ts, each call `--store-ms` away), `--per-process`
+ *   requests in flight each, and the login calls on a client of their own with the same store, as
+ *   `bench:distributed` runs the example's workers.
+ *
+ * Prints useful throughput as a share of the limit, the share of 429s, the login calls' latency
+ * and the number of times the limit was touched (rate lowered).
+ *
+ *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--only 0] [--trace]
  */
-import { Lanes, LocalTokens, type Clock, type Priority } from '../../src/internal/rate-limit/lanes.ts'
-import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { parseArgs } from 'node:util'
+import { PACING_CHANNEL, type PacingEvent } from '../../src/core/tracing.ts'
+import type { ReceivedResponse } from '../../src/internal/exchange.ts'
+import type { Clock, Priority } from '../../src/internal/rate-limit/lanes.ts'
+import { RateLimits, type LimitedCall } from '../../src/internal/rate-limit/limiter.ts'
+import { Redactor } from '../../src/internal/redact.ts'
+import type { ResolvedOptions } from '../../src/internal/resolved-options.ts'
+import { SdkLogger } from '../../src/internal/sdk-logger.ts'
+import { memoryStore } from '../../test/helpers/memory-store.ts'
 
-/** A virtual clock: timers run in time order; promises settle between them. */
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    processes: { type: 'string', default: '1' },
+    'per-process': { type: 'string', default: '16' },
+    'store-ms': { type: 'string', default: '1' },
+    only: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+  },
+})
+const durationMs = Number(values.seconds) * 1000
+const processes = Number(values.processes)
+const perProcess = Number(values['per-process'])
+const storeMs = Number(values['store-ms'])
+const LATENCY_MS = 10
+
+/** A virtual clock: timers run in time order (ties in the order set); promises settle between them. */
 class VirtualClock implements Clock {
-  #now = 1_000_000
+  #now = 1_000_000_000
   #seq = 0
   readonly #timers = new Map<number, { at: number; callback: () => void }>()
   now(): number {
@@ -47,8 +81,8 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve()
 }
 
-/** A limiter: `undefined` when the request is let through, else the Retry-After in ms (`NaN`: a 429 without one). */
-type Limiter = (now: number) => number | undefined
+/** A limiter: `undefined` when the request is let through, else its 429's headers. */
+type Limiter = (now: number) => Record<string, string> | undefined
 
 function tokenBucket(rate: number, burst: number, retryAfter: boolean): Limiter {
   let tokens = burst
@@ -60,7 +94,7 @@ function tokenBucket(rate: number, burst: number, retryAfter: boolean): Limiter 
       tokens -= 1
       return undefined
     }
-    return retryAfter ? Math.max(1, Math.ceil((1 - tokens) / rate)) * 1000 : NaN
+    return retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil((1 - tokens) / rate))) } : {}
   }
 }
 
@@ -77,7 +111,7 @@ function fixedWindow(limit: number, windowMs: number, retryAfter: boolean): Limi
       used++
       return undefined
     }
-    return retryAfter ? Math.max(1000, Math.ceil((start + windowMs - now) / 1000) * 1000) : NaN
+    return retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil((start + windowMs - now) / 1000))) } : {}
   }
 }
 
@@ -87,115 +121,124 @@ interface Result {
   readonly loginP50: number
   readonly loginP95: number
   readonly loginMax: number
+  readonly touches: number
 }
 
-async function simulate(
-  limiter: Limiter,
-  limitPerSecond: number,
-  options: { durationMs: number; concurrency: number; latencyMs: number },
-): Promise<Result> {
+async function simulate(limiter: Limiter, limitPerSecond: number): Promise<Result> {
   const clock = new VirtualClock()
-  const learner = new RateLearner()
-  let lanes: Lanes | undefined
-  let pausedUntil = 0
-  let closedStreak = 0
-  let holdSetAt = 0
+  // The pause (pause.ts) reads Date.now(); everything else takes the clock.
+  const realNow = Date.now
+  Date.now = () => clock.now()
+  const redactor = new Redactor('simulated-key-secret')
+  const log = new SdkLogger({ debug() {}, info() {}, warn() {}, error() {} }, 'off', redactor)
+  const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
+  const signal = new AbortController().signal
+  const shared = processes > 1 ? memoryStore(() => clock.now()) : undefined
+  /** The store `--store-ms` away: each call goes there, is answered, and comes back. */
+  const store =
+    shared === undefined
+      ? undefined
+      : {
+          maxAgeMs: 100,
+          get: async () => {
+            await clock.sleep(storeMs / 2)
+            const until = await shared.get()
+            await clock.sleep(storeMs / 2)
+            return until
+          },
+          set: async (until: number) => {
+            await clock.sleep(storeMs / 2)
+            await shared.set(until)
+          },
+          take: async (take: Parameters<typeof shared.take>[0]) => {
+            await clock.sleep(storeMs / 2)
+            const grant = await shared.take(take)
+            await clock.sleep(storeMs / 2)
+            return grant
+          },
+        }
+  let touches = 0
+  const onPacing = (message: unknown): void => {
+    const event = message as PacingEvent
+    if (event.reason !== 'lowered') return
+    touches++
+    if (values.trace)
+      console.log(
+        `${((clock.now() - start) / 1000).toFixed(3)} s: ${event.previous?.toFixed(1) ?? 'unpaced'} -> ${event.rate?.toFixed(1)} requests/s`,
+      )
+  }
+  subscribe(PACING_CHANNEL, onPacing)
+  const clients = Array.from({ length: processes }, () => new RateLimits({ store, pacing: 'adaptive', redactor, clock }))
+  const loginClient = processes > 1 ? new RateLimits({ store, pacing: 'adaptive', redactor, clock }) : clients[0]!
   let accepted = 0
   let refused = 0
   const logins: number[] = []
   const start = clock.now()
-  const end = start + options.durationMs
-  const signal = new AbortController().signal
+  const end = start + durationMs
 
-  const send = async (priority: Priority): Promise<void> => {
-    let retry = false
+  const send = async (limits: RateLimits, priority: Priority): Promise<void> => {
+    const call: LimitedCall = {
+      request: { operation: 'simulate', method: 'GET', path: '/' },
+      options,
+      priority,
+      signal,
+      left: () => Infinity,
+      wait: (ms, _during, settled) => Promise.race([clock.sleep(ms), ...(settled === undefined ? [] : [settled])]),
+      abandoned: () => new Error('abandoned') as never,
+      outOfTime: () => new Error('out of time') as never,
+      pauseBudget: Infinity,
+      refusedSince: undefined,
+      refused: false,
+    }
     for (;;) {
-      if (lanes !== undefined) {
-        if (!lanes.tryTake(priority)) await lanes.wait(priority, signal, Infinity, retry)
-      } else if (clock.now() < pausedUntil) {
-        await clock.sleep(pausedUntil - clock.now())
-      }
-      const sentAt = clock.now()
-      learner.sent(sentAt)
-      const verdict = limiter(sentAt + 1)
-      await clock.sleep(options.latencyMs)
-      const now = clock.now()
-      if (verdict === undefined) {
+      const admitted = limits.admit(call)
+      if (admitted !== undefined) await admitted
+      const sentAt = limits.sending()
+      const headers = limiter(clock.now() + 1)
+      await clock.sleep(LATENCY_MS)
+      if (headers === undefined) {
         accepted++
-        learner.accepted(sentAt, now)
-        closedStreak = 0
+        limits.accepted(sentAt)
         return
       }
       refused++
-      retry = true
-      // As the SDK does (RateLimits.refused): the learner reads the 429 first, then the pause it asks for is recorded.
-      const refusal = learner.refused(sentAt, now, Number.isNaN(verdict) ? 0 : verdict)
-      if (!Number.isNaN(verdict)) {
-        const until = now + verdict
-        if (until > pausedUntil) {
-          learner.paused(now, until - Math.max(now, pausedUntil))
-          pausedUntil = until
-        }
-      }
-      lanes ??= new Lanes(new LocalTokens((at) => learner.rate(at) ?? Infinity, now), clock)
-      if (refusal.kind === 'closed' && sentAt >= holdSetAt) {
-        closedStreak++
-        holdSetAt = now
-        const hold = Math.min(8000, 250 * 2 ** (closedStreak - 1))
-        if (now + hold > pausedUntil) {
-          learner.paused(now, now + hold - Math.max(now, pausedUntil))
-          pausedUntil = now + hold
-        }
-      }
-      lanes.hold(pausedUntil)
-      if (refusal.kind === 'lowered') lanes.drain()
-      if (process.env['TRACE'] !== undefined)
-        console.log(
-          ((now - start) / 1000).toFixed(3),
-          refusal.kind,
-          'rate',
-          learner.rate(now)?.toFixed(1),
-          'max',
-          learner.learned?.max.toFixed(1),
-          'K',
-          learner.learned?.recoveryMs,
-          'hold',
-          pausedUntil - now,
-          'streak',
-          closedStreak,
-        )
+      const response: ReceivedResponse = { status: 429, success: false, headers, body: Buffer.alloc(0), truncated: false }
+      const verdict = limits.refused(call, response, sentAt)
+      if (verdict === undefined || !verdict.retry) throw new Error(`the simulated call stopped: ${JSON.stringify(verdict)}`)
     }
   }
 
-  for (let worker = 0; worker < options.concurrency; worker++) {
-    void (async () => {
-      while (clock.now() < end) {
-        await send('batch')
-      }
-    })()
+  for (const limits of clients) {
+    for (let worker = 0; worker < perProcess; worker++) {
+      void (async () => {
+        while (clock.now() < end) await send(limits, 'batch')
+      })()
+    }
   }
   void (async () => {
     while (clock.now() < end) {
       const began = clock.now()
-      await send('interactive')
+      await send(loginClient, 'interactive')
       logins.push(clock.now() - began)
       await clock.sleep(Math.max(0, 200 - (clock.now() - began)))
     }
   })()
   await clock.run(() => clock.now() >= end + 60_000)
+  Date.now = realNow
+  unsubscribe(PACING_CHANNEL, onPacing)
   logins.sort((a, b) => a - b)
   const at = (q: number): number => logins[Math.min(logins.length - 1, Math.floor(q * logins.length))] ?? NaN
   return {
-    share: accepted / (options.durationMs / 1000) / limitPerSecond,
+    share: accepted / (durationMs / 1000) / limitPerSecond,
     refusedShare: refused / (accepted + refused),
     loginP50: at(0.5),
     loginP95: at(0.95),
     loginMax: logins.at(-1) ?? NaN,
+    touches,
   }
 }
 
-const only = process.env['ONLY']
-const scenarios0: { name: string; limit: number; make: () => Limiter }[] = [
+const scenarios: { name: string; limit: number; make: () => Limiter }[] = [
   { name: 'token bucket 100/s burst 20, Retry-After', limit: 100, make: () => tokenBucket(100, 20, true) },
   { name: 'token bucket 100/s burst 20, no Retry-After', limit: 100, make: () => tokenBucket(100, 20, false) },
   { name: 'fixed window 100 per 1 s, Retry-After', limit: 100, make: () => fixedWindow(100, 1000, true) },
@@ -205,16 +248,20 @@ const scenarios0: { name: string; limit: number; make: () => Limiter }[] = [
   { name: 'token bucket 500/s burst 50, no Retry-After', limit: 500, make: () => tokenBucket(500, 50, false) },
 ]
 
-const scenarios = scenarios0.filter((s, i) => only === undefined || String(i) === only)
-const durationMs = Number(process.argv[2] ?? 60_000)
-console.log(`pacing simulation: ${durationMs / 1000} s, 16 in flight, 10 ms a request, a login call every 200 ms`)
-console.log('limiter'.padEnd(48), 'useful/limit', ' 429s', ' login p50/p95/max ms')
-for (const scenario of scenarios) {
-  const r = await simulate(scenario.make(), scenario.limit, { durationMs, concurrency: 16, latencyMs: 10 })
+const who =
+  processes > 1
+    ? `${processes} processes sharing a store (${storeMs} ms away), ${perProcess} in flight each, the login calls on a client of their own`
+    : `one process, ${perProcess} in flight, the login calls on the same client`
+console.log(`pacing simulation: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ms a request, a login call every 200 ms`)
+console.log('limiter'.padEnd(48), 'useful/limit', ' 429s', 'touches', ' login p50/p95/max ms')
+for (const [index, scenario] of scenarios.entries()) {
+  if (values.only !== undefined && String(index) !== values.only) continue
+  const r = await simulate(scenario.make(), scenario.limit)
   console.log(
     scenario.name.padEnd(48),
     r.share.toFixed(3).padStart(12),
     `${(r.refusedShare * 100).toFixed(1)}%`.padStart(6),
+    String(r.touches).padStart(7),
     `${r.loginP50}/${r.loginP95}/${r.loginMax}`.padStart(20),
   )
 }
