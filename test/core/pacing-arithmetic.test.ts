@@ -4,7 +4,7 @@
  * directly; the client-level behaviour is in pacing.test.ts and pacing-store.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { BETA, PROBE_DOUBLING_MS, RateLearner } from '../../src/internal/rate-limit/learner.ts'
+import { BETA, BETA_AFTER_PAUSE, PROBE_DOUBLING_MS, RateLearner, SETTLE_MS } from '../../src/internal/rate-limit/learner.ts'
 
 const T0 = 1_000_000
 
@@ -47,18 +47,42 @@ describe('a 429 that ends probing', () => {
     expect(max).toBeLessThan(reached)
   })
 
-  it('at once: the rate probing started from', () => {
-    expect(endProbe(probing(), 0.5)).toBeCloseTo(start, 1)
+  it(`${SETTLE_MS} ms after it began (the soonest a 429 counts): averaged over those ${SETTLE_MS} ms, just above the rate probing started from`, () => {
+    const max = endProbe(probing(), SETTLE_MS + 0.5)
+    const span = (SETTLE_MS + 0.5) / PROBE_DOUBLING_MS
+    expect(max).toBeCloseTo((start * 2 ** span * (1 - 2 ** -span)) / (span * Math.LN2), 6)
+    expect(max).toBeGreaterThan(start)
+  })
+})
+
+describe('429s that follow a decrease', () => {
+  it(`one for a request sent less than ${SETTLE_MS} ms after it lowers nothing (a limiter run dry, tokens leased before it); one sent later does`, () => {
+    const learner = probing()
+    // A request sent after the decrease was accepted: the rate was tried.
+    learner.accepted(T0 + 20, T0 + 30)
+    expect(learner.refused(T0 + SETTLE_MS - 1, T0 + SETTLE_MS + 9, 0)).toEqual({ kind: 'stale' })
+    expect(learner.refused(T0 + SETTLE_MS, T0 + SETTLE_MS + 10, 0)).toEqual({ kind: 'stale' })
+    expect(learner.learned).toMatchObject({ max: 40, at: T0 })
+    expect(learner.refused(T0 + SETTLE_MS + 1, T0 + SETTLE_MS + 11, 0)).toMatchObject({ kind: 'lowered' })
+  })
+
+  it(`the same after adopting a rate another process lowered: ${SETTLE_MS} ms from the adoption`, () => {
+    const learner = probing()
+    const adoptedAt = T0 + 5_000
+    expect(learner.adopt({ max: 90, at: adoptedAt - 5, recoveryMs: 3_000 }, adoptedAt)).toBe(true)
+    learner.accepted(adoptedAt + 10, adoptedAt + 20)
+    expect(learner.refused(adoptedAt + SETTLE_MS / 2, adoptedAt + SETTLE_MS / 2 + 10, 0)).toEqual({ kind: 'stale' })
+    expect(learner.refused(adoptedAt + SETTLE_MS + 1, adoptedAt + SETTLE_MS + 11, 0)).toMatchObject({ kind: 'lowered' })
   })
 })
 
 describe('a 429 with a wait', () => {
-  it('starts the climb at the end of the wait: the rate is the lowered one all through the pause, and the same at its end', () => {
+  it(`starts the climb at the end of the wait, from ${BETA_AFTER_PAUSE} of the limit found (not ${BETA}): the rate is the lowered one all through the pause, and the same at its end`, () => {
     const learner = probing()
     learner.accepted(T0 + 100, T0 + 110)
     const refusal = learner.refused(T0 + 2_000, T0 + 2_010, 1_000)
     if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
-    const lowered = BETA * refusal.learned.max
+    const lowered = BETA_AFTER_PAUSE * refusal.learned.max
     expect(learner.rate(T0 + 2_010)).toBeCloseTo(lowered, 6)
     expect(learner.rate(T0 + 3_010)).toBeCloseTo(lowered, 6)
     expect(learner.rate(T0 + 4_010)!).toBeGreaterThan(lowered)

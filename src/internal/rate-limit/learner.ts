@@ -11,10 +11,11 @@
  * - A 429 for a request sent after the last decrease sets `max` to the rate found (the first: what
  *   the service accepted before it; later ones: the rate sent, or what the service accepted in the
  *   last second the client was not paused if that is less, all processes of a store counted), and
- *   starts the rate again at `BETA × max`. A 429 for a request sent before the last decrease
- *   (or before this process adopted a decrease another one made) says nothing new (it was sent at
- *   the old rate) and lowers nothing, as TCP ignores losses of packets sent before its last
- *   reduction.
+ *   starts the rate again at `BETA × max` (`BETA_AFTER_PAUSE × max` when its `Retry-After` paused
+ *   the client). A 429 for a request sent before the last decrease, or less than {@link SETTLE_MS}
+ *   after it (or after this process adopted a decrease another one made), says nothing new (it was
+ *   sent at the old rate, or before the lower one could show) and lowers nothing, as TCP makes one
+ *   reduction per round trip.
  * - Processes sharing a store: the first 429's estimate is the larger of what this process had
  *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
  *   start from one worker's share.
@@ -53,6 +54,14 @@ export type Refusal =
 
 /** The rate after a decrease, as a share of the rate the service accepted. */
 export const BETA = 0.8
+/**
+ * The same after a decrease that paused the client long enough to lengthen its climb (a
+ * `Retry-After` over {@link RECOVERY_MS} / {@link RECOVERY_PER_PAUSE}): the pause has already let
+ * the limiter recover (a bucket refilled, a window begun), so the rate needs less of a cut to fall
+ * back under the limit, and each touch of the limit costs a whole pause, so less of each climb is
+ * spent below it (measured in BENCHMARKS.md, "Pacing").
+ */
+export const BETA_AFTER_PAUSE = 0.9
 /** Time the rate takes to climb back to `max` after a decrease, ms, when touching the limit costs no pause. */
 export const RECOVERY_MS = 3_000
 /**
@@ -80,6 +89,14 @@ function probeAverage(ms: number): number {
 }
 /** A 429 lowers the limit found to what was accepted lately, but not below this share of the rate sent. */
 const ACCEPTED_FLOOR = 0.5
+/**
+ * A 429 for a request sent less than this long after the last decrease says nothing new, ms: a
+ * limiter that was run dry (a bucket at zero) still refuses some requests sent at the lower rate
+ * for a moment, and processes sharing a store spend tokens they leased before they learned of the
+ * decrease (a lease holds up to a tenth of a second's worth). Without it, 4 processes cut the rate
+ * three or four times for one touch of the limit (BETA to the fourth: a half).
+ */
+export const SETTLE_MS = 100
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
 /** The window the accepted and sent rates are measured over, ms. */
@@ -192,7 +209,8 @@ export class RateLearner {
       probing = true
     } else {
       const u = (t - k) / k
-      rate = learned.max * (1 + (1 - BETA) * u * u * u)
+      const beta = k > RECOVERY_MS ? BETA_AFTER_PAUSE : BETA
+      rate = learned.max * (1 + (1 - beta) * u * u * u)
       probing = t > k
     }
     if (probing && this.capsAtOwnSends) {
@@ -228,7 +246,7 @@ export class RateLearner {
   refused(sentAt: number, now: number, pauseMs: number, groupAccepted?: number): Refusal {
     this.#lastRefusal = now
     const before = this.#learned
-    if (before !== undefined && sentAt <= this.#decreasedAt) return { kind: 'stale' }
+    if (before !== undefined && sentAt <= this.#decreasedAt + SETTLE_MS) return { kind: 'stale' }
     if (before !== undefined && !this.#acceptedSinceDecrease) return { kind: 'closed' }
     let learned: LearnedRate
     if (before === undefined) {
