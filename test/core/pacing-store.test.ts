@@ -89,6 +89,34 @@ describe('two clients sharing a store with take', () => {
     expect(server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/agents'))).toHaveLength(3) // one 429, all others accepted
   })
 
+  it("a client that waited out the store's pause takes the store's rate before its first request: its 429 does not drag the shared rate down to its own count", async () => {
+    // The company's login path: a client of its own on the workers' store, which meets their
+    // pause before it has read their rate. It used to come out of the pause unpaced without reading
+    // it, meet a 429, and tell the store a first estimate from its own count (one call): every
+    // worker then adopted that newer rate, 0.6 requests/s (found with 4 simulated workers:
+    // bench:pacing-simulate, fixed window without Retry-After, 0.89 -> 0.97 of the limit).
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    server.respond(() => refused)
+    const store = memoryStore()
+    const shared = { max: 80, at: Date.now(), recoveryMs: 3_000 }
+    store.learned = shared
+    store.pausedUntil = Date.now() + 150
+    const login = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      logLevel: 'off',
+      rateLimitStore: store,
+      maxRetries: 0, // one request: its 429 is the call's answer
+    })
+    closers.push(() => login.close())
+    await expect(login.auth.issueToken({ userId: 'u-1' })).rejects.toMatchObject({ status: 429 })
+    expect(server.arrivals).toHaveLength(1)
+    expect(login.pacedRate).toBeGreaterThan(40) // the store's rate, adopted (0.8 × 80 and climbing)
+    expect(store.learned).toEqual(shared)
+  })
+
   it('two workers exporting one company against one limit: every message once, and one budget between them', async () => {
     const { fake, server } = await limitedFake()
     const store = memoryStore()

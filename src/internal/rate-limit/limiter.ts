@@ -272,7 +272,10 @@ export class RateLimits {
       }
       const pause = this.#pause.state()
       if (pause === undefined) return
-      this.#paced(this.#clock.now())?.lanes.hold(this.#clock.now() + pause.remaining)
+      // Paced: nothing of the rate is spent during the pause. Unpaced: nothing to hold, and no pacing
+      // started here (it used to be, and skipped the read of the store's learned rate that follows
+      // the pause: a process's first 429 then told the store an estimate from its own count).
+      this.#lanes?.lanes.hold(this.#clock.now() + pause.remaining)
       const paused = pause.remaining
       if (options.rateLimitPause === 'fail') throw pausedError(pause.response, request, paused, this.#redactor, pause.fromStore)
       const from = pause.fromStore ? ' seen by another process (rateLimitStore)' : ''
