@@ -16,7 +16,7 @@ import {
   type RateLimitStore,
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
-import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
+import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { startLoopback } from '../helpers/loopback.ts'
 import { memoryStore } from '../helpers/memory-store.ts'
 
@@ -115,6 +115,41 @@ describe('two clients sharing a store with take', () => {
     expect(server.arrivals).toHaveLength(1)
     expect(login.pacedRate).toBeGreaterThan(40) // the store's rate, adopted (0.8 × 80 and climbing)
     expect(store.learned).toEqual(shared)
+  })
+
+  it("an interactive call's first lease may take the reserve: a login call never waits for a second round trip to the store", async () => {
+    // The store holds only the reserve (batch traffic of other processes spent the rest): it grants
+    // a lease that leaves no reserve, and nothing to one that keeps it.
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    server.respond((arrival) => (arrival.target.endsWith('/auth/token') ? { body: tokenResponse() } : page))
+    const store = memoryStore()
+    store.learned = { max: 80, at: Date.now(), recoveryMs: 3_000 }
+    const takes: RateLimitStore.Take[] = []
+    const reserveOnly: RateLimitStore = {
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      take: async (request) => {
+        if (request.tokens > 0) takes.push(request)
+        const grant = await store.take({ ...request, tokens: 0 })
+        return { ...grant, tokens: request.tokens > 0 && request.reserve === 0 ? 1 : 0 }
+      },
+    }
+    const login = new ChatServiceClient({
+      baseUrl: server.origin,
+      keyId: KEY_ID,
+      keySecret: KEY_SECRET,
+      logLevel: 'off',
+      rateLimitStore: reserveOnly,
+    })
+    closers.push(() => login.close())
+    await login.agents.list({ limit: 1 }) // reads the store's rate: paced from here on
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(login.pacedRate).toBeGreaterThan(0)
+    takes.length = 0
+    await login.auth.issueToken({ userId: 'u-1' })
+    expect(takes).toHaveLength(1)
+    expect(takes[0]).toMatchObject({ tokens: 1, reserve: 0 })
   })
 
   it('two workers exporting one company against one limit: every message once, and one budget between them', async () => {

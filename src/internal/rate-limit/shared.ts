@@ -73,13 +73,13 @@ export class SharedTokens implements TokenSource {
     this.#host = host
   }
 
-  take(_priority: Priority, now: number): boolean {
+  take(priority: Priority, now: number): boolean {
     if (now >= this.#expires) this.#tokens = 0
     if (this.#tokens >= 1) {
       this.#tokens -= 1
       return true
     }
-    this.#lease(now)
+    this.#lease(now, priority)
     return false
   }
 
@@ -95,13 +95,17 @@ export class SharedTokens implements TokenSource {
     this.#drainedAt = now
   }
 
-  #lease(now: number): void {
+  /** Asks the store for tokens for the requests waiting, and for the one of `priority` asking now (not queued yet). */
+  #lease(now: number, priority: Priority): void {
     if (this.#inFlight || now < this.#retryAt) return
     const waiting = this.#host.waiting()
     const rate = this.#host.rate(now)
     const reserve = reserveOf(rate)
     const most = Math.max(1, Math.ceil(rate / 10))
-    const interactive = waiting.interactive > 0
+    // An interactive request asking before it queues counts too: without it, a login call's first
+    // lease left the reserve untouched, got nothing while batch traffic had spent the rest, and the
+    // call waited a token's time (10 ms at 100/s) and a second round trip for the next.
+    const interactive = priority === 'interactive' || waiting.interactive > 0
     const wanted = Math.min(most, Math.max(1, interactive ? waiting.interactive : waiting.batch))
     const lease: Lease = {
       tokens: wanted,
