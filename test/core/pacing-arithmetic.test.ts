@@ -4,7 +4,15 @@
  * directly; the client-level behaviour is in pacing.test.ts and pacing-store.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { BETA, BETA_AFTER_PAUSE, PROBE_DOUBLING_MS, RateLearner, SETTLE_MS } from '../../src/internal/rate-limit/learner.ts'
+import {
+  BETA,
+  BETA_AFTER_PAUSE,
+  PROBE_DOUBLING_MS,
+  RateLearner,
+  RECOVERY_MS,
+  RECOVERY_PER_PAUSE,
+  SETTLE_MS,
+} from '../../src/internal/rate-limit/learner.ts'
 
 const T0 = 1_000_000
 
@@ -56,7 +64,7 @@ describe('a 429 that ends probing', () => {
 })
 
 describe('429s that follow a decrease', () => {
-  it(`one for a request sent less than ${SETTLE_MS} ms after it lowers nothing (a limiter run dry, tokens leased before it); one sent later does`, () => {
+  it(`one for a request sent within ${SETTLE_MS} ms after it lowers nothing (a limiter run dry, tokens leased before it); one sent later does`, () => {
     const learner = probing()
     // A request sent after the decrease was accepted: the rate was tried.
     learner.accepted(T0 + 20, T0 + 30)
@@ -86,6 +94,18 @@ describe('a 429 with a wait', () => {
     expect(learner.rate(T0 + 2_010)).toBeCloseTo(lowered, 6)
     expect(learner.rate(T0 + 3_010)).toBeCloseTo(lowered, 6)
     expect(learner.rate(T0 + 4_010)!).toBeGreaterThan(lowered)
+  })
+
+  it.each([
+    ['no wait', 0],
+    [`a wait too short to lengthen the climb (150 ms: ${RECOVERY_PER_PAUSE} × it is ${RECOVERY_MS} ms)`, 150],
+  ])(`with %s: starts from ${BETA} of the limit found`, (_name, pauseMs) => {
+    const learner = probing()
+    learner.accepted(T0 + 100, T0 + 110)
+    const refusal = learner.refused(T0 + 2_000, T0 + 2_010, pauseMs)
+    if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+    expect(refusal.learned.recoveryMs).toBe(RECOVERY_MS)
+    expect(learner.rate(T0 + 2_010 + pauseMs)).toBeCloseTo(BETA * refusal.learned.max, 6)
   })
 })
 

@@ -6,7 +6,7 @@
  * store of test/helpers/memory-store.ts (the contract of `take`, to the letter).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   ChatServiceClient,
   PACING_CHANNEL,
@@ -89,35 +89,68 @@ describe('two clients sharing a store with take', () => {
     expect(server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/agents'))).toHaveLength(3) // one 429, all others accepted
   })
 
-  it("a client that waited out the store's pause takes the store's rate before its first request: its 429 does not drag the shared rate down to its own count", async () => {
-    // The company's login path: a client of its own on the workers' store, which meets their
-    // pause before it has read their rate. It used to come out of the pause unpaced without reading
-    // it, meet a 429, and tell the store a first estimate from its own count (one call): every
-    // worker then adopted that newer rate, 0.6 requests/s (found with 4 simulated workers:
-    // bench:pacing-simulate, fixed window without Retry-After, 0.89 -> 0.97 of the limit).
+  /**
+   * The company's login path: a client of its own on the workers' store, whose rate (80 a second)
+   * it has not read yet when its first request meets a 429. Its own count is one call: a first
+   * estimate made from it (about 0.5 requests/s), newer than the workers' rate, would replace theirs
+   * in the store, and every worker would adopt it (found with 4 simulated processes,
+   * bench:pacing-simulate: a fixed window without Retry-After, 0.89 of the limit instead of 0.97).
+   * Returns the login client, after one call that met one 429 and then succeeded.
+   */
+  async function loginAfterA429(store: RateLimitStore): Promise<{ login: ChatServiceClient; sentAt: number[] }> {
     const server = await startLoopback()
     closers.push(() => server.close())
-    server.respond(() => refused)
-    const store = memoryStore()
-    const shared = { max: 80, at: Date.now(), recoveryMs: 3_000 }
-    store.learned = shared
-    store.pausedUntil = Date.now() + 150
+    const sentAt: number[] = []
+    server.respond(() => {
+      sentAt.push(Date.now())
+      return sentAt.length === 1 ? refused : { body: tokenResponse() }
+    })
     const login = new ChatServiceClient({
       baseUrl: server.origin,
       keyId: KEY_ID,
       keySecret: KEY_SECRET,
       logLevel: 'off',
       rateLimitStore: store,
-      maxRetries: 0, // one request: its 429 is the call's answer
     })
     closers.push(() => login.close())
-    await expect(login.auth.issueToken({ userId: 'u-1' })).rejects.toMatchObject({ status: 429 })
-    expect(server.arrivals).toHaveLength(1)
-    expect(login.pacedRate).toBeGreaterThan(40) // the store's rate, adopted (0.8 × 80 and climbing)
+    await login.auth.issueToken({ userId: 'u-1' }) // a 429, then its retry (a lease, which would carry a rate it lowered)
+    return { login, sentAt }
+  }
+  const workersRate = (): RateLimitStore.LearnedRate => ({ max: 80, at: Date.now(), recoveryMs: 3_000 })
+
+  it("a client that waited out the store's pause reads the store's rate first: its 429 does not replace the workers' rate with its own count", async () => {
+    const store = memoryStore()
+    const shared = workersRate()
+    store.learned = shared
+    const pausedUntil = Date.now() + 200
+    store.pausedUntil = pausedUntil
+    const { login, sentAt } = await loginAfterA429(store)
+    expect(sentAt[0]).toBeGreaterThanOrEqual(pausedUntil) // it did wait out the pause (else this test shows nothing)
+    expect(store.learned).toEqual(shared)
+    expect(login.pacedRate).toBeGreaterThan(40) // the workers' rate, adopted (0.8 × 80 and climbing)
+  })
+
+  it('a first 429 that comes back before the store has answered the read of its rate waits for that answer, not a first estimate of its own', async () => {
+    const store = memoryStore()
+    const shared = workersRate()
+    store.learned = shared
+    // A store slower than the service's 429 (a remote Redis): each answer 50 ms after the ask.
+    const slow: RateLimitStore = {
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      take: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        return store.take(request)
+      },
+    }
+    const { login } = await loginAfterA429(slow)
+    await vi.waitFor(() => {
+      expect(login.pacedRate).toBeGreaterThan(40) // the workers' rate, adopted once the read answered
+    })
     expect(store.learned).toEqual(shared)
   })
 
-  it("an interactive call's first lease may take the reserve: a login call never waits for a second round trip to the store", async () => {
+  it("an interactive call's first lease may take the reserve: a login call that finds no token waits for one round trip to the store, not two", async () => {
     // The store holds only the reserve (batch traffic of other processes spent the rest): it grants
     // a lease that leaves no reserve, and nothing to one that keeps it.
     const server = await startLoopback()
@@ -143,9 +176,10 @@ describe('two clients sharing a store with take', () => {
       rateLimitStore: reserveOnly,
     })
     closers.push(() => login.close())
-    await login.agents.list({ limit: 1 }) // reads the store's rate: paced from here on
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(login.pacedRate).toBeGreaterThan(0)
+    await login.agents.list({ limit: 1 }) // reads the store's rate (not awaited): paced from its answer on
+    await vi.waitFor(() => {
+      expect(login.pacedRate).toBeGreaterThan(0)
+    })
     takes.length = 0
     await login.auth.issueToken({ userId: 'u-1' })
     expect(takes).toHaveLength(1)
@@ -358,7 +392,11 @@ describe('a store that fails never fails a call', () => {
     const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, rateLimitStore: store, logger })
     closers.push(() => client.close())
     for (let i = 0; i < 24; i++) await client.agents.list()
-    expect(client.pacedRate).toBeGreaterThan(0)
+    // Paced from the 429 on, or (a 429 met while the first read of the store's rate was out) once
+    // that read has failed: a store that hangs holds the first estimate back for its 250 ms at most.
+    await vi.waitFor(() => {
+      expect(client.pacedRate).toBeGreaterThan(0)
+    })
     const warnings = lines.filter((line) => line.includes('take() failed'))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain(warning)

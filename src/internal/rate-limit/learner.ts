@@ -8,21 +8,22 @@
  *
  * - Unpaced until the first 429: {@link RateLearner.rate} is `undefined` and nothing is counted
  *   but the accepted requests of the last {@link WINDOW_MS}.
- * - A 429 for a request sent after the last decrease sets `max` to the rate found (the first: what
- *   the service accepted before it; later ones: the rate sent, or what the service accepted in the
- *   last second the client was not paused if that is less, all processes of a store counted), and
- *   starts the rate again at `BETA × max` (`BETA_AFTER_PAUSE × max` when its `Retry-After` paused
- *   the client). A 429 for a request sent before the last decrease, or less than {@link SETTLE_MS}
- *   after it (or after this process adopted a decrease another one made), says nothing new (it was
- *   sent at the old rate, or before the lower one could show) and lowers nothing, as TCP makes one
- *   reduction per round trip.
+ * - A 429 for a request sent more than {@link SETTLE_MS} after the last decrease (or after this
+ *   process adopted one another process made) sets `max` to the rate found: the first, what the
+ *   service accepted before it; later ones, the rate sent, or what the service accepted in the last
+ *   second the client was not paused if that is less (all processes of a store counted).
+ * - It starts the rate again at `β × max`: β is {@link BETA}, or {@link BETA_AFTER_PAUSE} when its
+ *   `Retry-After` was long enough to lengthen the climb (over 150 ms).
+ * - A 429 for a request sent before the last decrease or within {@link SETTLE_MS} after it says
+ *   nothing new (it was sent at the old rate, or before the lower one could show) and lowers
+ *   nothing, as TCP makes one reduction per round trip.
  * - Processes sharing a store: the first 429's estimate is the larger of what this process had
  *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
  *   start from one worker's share.
  * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
  *   half second since) takes the rate averaged over the last doubling, or since probing began if that
  *   was sooner, as where the limit was met.
- * - While requests succeed the rate climbs back as `max × (1 + (1 − BETA) × ((t − K) / K)³)`, `t`
+ * - While requests succeed the rate climbs back as `max × (1 + (1 − β) × ((t − K) / K)³)`, `t`
  *   the time since the decrease, or since the end of the wait the 429 asked for (a paused client
  *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it two
  *   doublings higher, into the next 429): steep at first, flat near `max` (where the limit was found), then
@@ -47,9 +48,9 @@ export type { LearnedRate }
 export type Refusal =
   /** The first 429 of an episode: the rate was lowered. */
   | { readonly kind: 'lowered'; readonly learned: LearnedRate }
-  /** A 429 for a request sent after the rate was lowered, with none of those accepted yet: the service accepts nothing right now (a closed window). Back off in time; the rate found stays. */
+  /** A 429 for a request sent more than {@link SETTLE_MS} after the rate was lowered, with none sent after it accepted yet: the service accepts nothing right now (a closed window). Back off in time; the rate found stays. */
   | { readonly kind: 'closed' }
-  /** A 429 for a request sent before the last decrease: it was sent at the old rate and says nothing new. */
+  /** A 429 for a request sent before the last decrease or within {@link SETTLE_MS} after it: it was sent at the old rate, or before the lower one could show, and says nothing new. */
   | { readonly kind: 'stale' }
 
 /** The rate after a decrease, as a share of the rate the service accepted. */
@@ -59,9 +60,12 @@ export const BETA = 0.8
  * `Retry-After` over {@link RECOVERY_MS} / {@link RECOVERY_PER_PAUSE}): the pause has already let
  * the limiter recover (a bucket refilled, a window begun), so the rate needs less of a cut to fall
  * back under the limit, and each touch of the limit costs a whole pause, so less of each climb is
- * spent below it (measured in BENCHMARKS.md, "Pacing").
+ * spent below it. Read from the `recoveryMs` of the learned rate (over {@link RECOVERY_MS}), so
+ * that every process of a store climbs the same way from the same shared state. Chosen in the
+ * simulation with jitter (BENCHMARKS.md, "Pacing"): 0.9 gained against token buckets and lost
+ * against a fixed window shared by 4 processes; 0.85 was never the worst of the 8 cases.
  */
-export const BETA_AFTER_PAUSE = 0.9
+export const BETA_AFTER_PAUSE = 0.85
 /** Time the rate takes to climb back to `max` after a decrease, ms, when touching the limit costs no pause. */
 export const RECOVERY_MS = 3_000
 /**
@@ -90,7 +94,7 @@ function probeAverage(ms: number): number {
 /** A 429 lowers the limit found to what was accepted lately, but not below this share of the rate sent. */
 const ACCEPTED_FLOOR = 0.5
 /**
- * A 429 for a request sent less than this long after the last decrease says nothing new, ms: a
+ * A 429 for a request sent within this long after the last decrease says nothing new, ms: a
  * limiter that was run dry (a bucket at zero) still refuses some requests sent at the lower rate
  * for a moment, and processes sharing a store spend tokens they leased before they learned of the
  * decrease (a lease holds up to a tenth of a second's worth). Without it, 4 processes cut the rate

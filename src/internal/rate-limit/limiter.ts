@@ -28,7 +28,7 @@ import type { ResolvedOptions } from '../resolved-options.ts'
 import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
 import type { SdkLogger } from '../sdk-logger.ts'
 import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
-import { RateLearner } from './learner.ts'
+import { RateLearner, type Refusal } from './learner.ts'
 import { describeError, describeValue, RateLimitPause } from './pause.ts'
 import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Lease } from './shared.ts'
 
@@ -109,8 +109,11 @@ export class RateLimits {
   #closedAt = 0
   /** The rate last reported (logs, channel). */
   #reported: number | undefined
-  /** Unpaced, with a store that has `take`: when its learned rate is read next. */
+  /** Unpaced, with a store that has `take`: when its learned rate is read next, and whether a read is out. */
   #nextLearnedRead = 0
+  #readingLearned = false
+  /** A first 429 met while that read was out: learned from once it is over (see refused). */
+  #deferred: { readonly sentAt: number; readonly now: number; readonly pauseMs: number } | undefined
   /** Requests accepted since the last `take` told the store (a store with `take` only), and when that was. */
   #acceptedUntold = 0
   #acceptedToldAt = 0
@@ -201,13 +204,20 @@ export class RateLimits {
     call.refused = true
     call.refusedSince ??= now
     const lanes = this.#paced(now)
-    const refusal = this.#learner.refused(sentAt, now, waitMs ?? 0, this.#groupAcceptedAt(now))
+    let refusal: Refusal
+    if (this.#readingLearned && this.#learner.learned === undefined) {
+      // A first 429 met while the store's learned rate is being read waits for that answer: this
+      // process's own count is one share of what the service accepts, and a first estimate made
+      // from it, newer than the rate the other processes learned, would replace theirs in the store.
+      // Learned from once the read has answered without a rate to adopt, or failed (#learnDeferred).
+      this.#deferred ??= { sentAt, now, pauseMs: waitMs ?? 0 }
+      refusal = { kind: 'stale' }
+    } else {
+      refusal = this.#learner.refused(sentAt, now, waitMs ?? 0, this.#groupAcceptedAt(now))
+    }
     let holdMs = waitMs ?? 0
     if (refusal.kind === 'lowered') {
-      this.#closedStreak = 0
-      this.#unpublished = refusal.learned
-      lanes?.lanes.drain()
-      this.#report('lowered', call.options.log)
+      this.#lowered(refusal.learned, lanes, call.options.log)
     } else if (refusal.kind === 'closed' && sentAt > this.#closedAt) {
       this.#closedStreak++
       this.#closedAt = now
@@ -218,6 +228,24 @@ export class RateLimits {
     if (call.options.maxRetries === 0) return { retry: false, reason: 'no-retries' }
     if (now - call.refusedSince >= STARVED_MS && this.#lastAccepted < call.refusedSince) return { retry: false, reason: 'starved' }
     return { retry: true }
+  }
+
+  /** The rate was lowered (a 429 of this process): to tell the store, and the tokens there are thrown away. */
+  #lowered(learned: LearnedRate, lanes: LanesState | undefined, log: SdkLogger | undefined): void {
+    this.#closedStreak = 0
+    this.#unpublished = learned
+    lanes?.lanes.drain()
+    this.#report('lowered', log)
+  }
+
+  /** The read of the store's learned rate is over, with nothing adopted: a first 429 it held back is learned from now. */
+  #learnDeferred(): void {
+    const deferred = this.#deferred
+    this.#deferred = undefined
+    if (deferred === undefined || this.#learner.learned !== undefined) return
+    const now = this.#clock.now()
+    const refusal = this.#learner.refused(deferred.sentAt, deferred.now, deferred.pauseMs, this.#groupAcceptedAt(now))
+    if (refusal.kind === 'lowered') this.#lowered(refusal.learned, this.#paced(now), this.#log)
   }
 
   /**
@@ -238,6 +266,9 @@ export class RateLimits {
   }
 
   async #admit(call: LimitedCall): Promise<void> {
+    // Unpaced with a store: the store's learned rate is read before any pause is waited out, so
+    // that its answer is in by the pause's end (see refused: a 429 met while it is out teaches nothing).
+    this.#readLearned(call.options.log)
     await this.#waitOutPause(call)
     this.#readLearned(call.options.log)
     const state = this.#lanes
@@ -395,11 +426,16 @@ export class RateLimits {
     const now = this.#clock.now()
     if (now < this.#nextLearnedRead) return
     this.#nextLearnedRead = now + (store.maxAgeMs ?? 100)
+    this.#readingLearned = true
     this.#lease(store, { tokens: 0, reserve: 0, ratePerSecond: 0, burst: 0, accepted: this.#tellAccepted() }).then(
       (answer) => {
+        this.#readingLearned = false
         this.#adoptShared(answer)
+        this.#learnDeferred()
       },
       (error: unknown) => {
+        this.#readingLearned = false
+        this.#learnDeferred()
         this.#nextLearnedRead = this.#clock.now() + STORE_RETRY_MS
         this.#pause.warnOnce(log, 'take', `rateLimitStore.take() failed: this process paces on its own (${describeError(error)})`)
       },

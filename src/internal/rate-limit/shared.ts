@@ -125,7 +125,11 @@ export class SharedTokens implements TokenSource {
           this.#tokens = answer.tokens
           this.#expires = at + LEASE_LIFETIME_MS
         }
-        if (answer.tokens === 0) this.#retryAt = at + Math.max(MIN_RETRY_MS, 1000 / rate)
+        // Nothing granted: ask again after a token's time, unless interactive requests queued
+        // while this lease (which kept the reserve for them) was out: theirs may take it, now.
+        if (answer.tokens === 0 && !(lease.reserve > 0 && this.#host.waiting().interactive > 0)) {
+          this.#retryAt = at + Math.max(MIN_RETRY_MS, 1000 / rate)
+        }
         this.#host.granted(answer)
       },
       (error: unknown) => {
