@@ -15,6 +15,10 @@
  * Prints useful throughput as a share of the limit, the share of 429s, the login calls' latency
  * and the number of times the limit was touched (rate lowered).
  *
+ * Each limiter runs `--seeds` times (default 5), each request taking 10 ms ± `--jitter` (default 3)
+ * drawn from a seeded generator: the figure is the median and the range over the seeds, the same on
+ * every machine. `--jitter 0 --seeds 1` is one run in lockstep, as the simulation first ran.
+ *
  *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--only 0] [--trace]
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
@@ -34,6 +38,8 @@ const { values } = parseArgs({
     processes: { type: 'string', default: '1' },
     'per-process': { type: 'string', default: '16' },
     'store-ms': { type: 'string', default: '1' },
+    jitter: { type: 'string', default: '3' },
+    seeds: { type: 'string', default: '5' },
     only: { type: 'string' },
     trace: { type: 'boolean', default: false },
   },
@@ -42,7 +48,21 @@ const durationMs = Number(values.seconds) * 1000
 const processes = Number(values.processes)
 const perProcess = Number(values['per-process'])
 const storeMs = Number(values['store-ms'])
+const jitterMs = Number(values.jitter)
+const seeds = Number(values.seeds)
 const LATENCY_MS = 10
+
+/** A seeded PRNG (mulberry32): each seed is one run, the same on every machine. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
 
 /** A virtual clock: timers run in time order (ties in the order set); promises settle between them. */
 class VirtualClock implements Clock {
@@ -124,8 +144,9 @@ interface Result {
   readonly touches: number
 }
 
-async function simulate(limiter: Limiter, limitPerSecond: number): Promise<Result> {
+async function simulate(limiter: Limiter, limitPerSecond: number, seed: number): Promise<Result> {
   const clock = new VirtualClock()
+  const random = prng(seed)
   // The pause (pause.ts) reads Date.now(); everything else takes the clock.
   const realNow = Date.now
   Date.now = () => clock.now()
@@ -195,7 +216,9 @@ async function simulate(limiter: Limiter, limitPerSecond: number): Promise<Resul
       if (admitted !== undefined) await admitted
       const sentAt = limits.sending()
       const headers = limiter(clock.now() + 1)
-      await clock.sleep(LATENCY_MS)
+      // Each request takes 10 ms ± the jitter: without it every process's requests land in the
+      // same instants, and one rule's figure depends on how ties fall.
+      await clock.sleep(LATENCY_MS + (random() * 2 - 1) * jitterMs)
       if (headers === undefined) {
         accepted++
         limits.accepted(sentAt)
@@ -252,16 +275,30 @@ const who =
   processes > 1
     ? `${processes} processes sharing a store (${storeMs} ms away), ${perProcess} in flight each, the login calls on a client of their own`
     : `one process, ${perProcess} in flight, the login calls on the same client`
-console.log(`pacing simulation: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ms a request, a login call every 200 ms`)
-console.log('limiter'.padEnd(48), 'useful/limit', ' 429s', 'touches', ' login p50/p95/max ms')
+console.log(
+  `pacing simulation: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
+    `${seeds} seeded run(s) per limiter: median (min–max)`,
+)
+console.log('limiter'.padEnd(46), 'useful / limit'.padEnd(20), '429s'.padEnd(16), 'touches'.padEnd(10), 'login p50 / p95 / max ms')
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+const cell = (values: readonly number[], digits: number, scale = 1): string => {
+  const shown = (value: number): string => (value * scale).toFixed(digits)
+  return values.length === 1 ? shown(values[0]!) : `${shown(median(values))} (${shown(Math.min(...values))}–${shown(Math.max(...values))})`
+}
 for (const [index, scenario] of scenarios.entries()) {
   if (values.only !== undefined && String(index) !== values.only) continue
-  const r = await simulate(scenario.make(), scenario.limit)
+  const runs: Result[] = []
+  for (let seed = 1; seed <= seeds; seed++) runs.push(await simulate(scenario.make(), scenario.limit, seed))
+  const of = (key: keyof Result): number[] => runs.map((run) => run[key])
   console.log(
-    scenario.name.padEnd(48),
-    r.share.toFixed(3).padStart(12),
-    `${(r.refusedShare * 100).toFixed(1)}%`.padStart(6),
-    String(r.touches).padStart(7),
-    `${r.loginP50}/${r.loginP95}/${r.loginMax}`.padStart(20),
+    scenario.name.padEnd(46),
+    cell(of('share'), 3).padEnd(20),
+    `${cell(of('refusedShare'), 1, 100)} %`.padEnd(16),
+    cell(of('touches'), 0).padEnd(10),
+    `${median(of('loginP50')).toFixed(0)} / ${median(of('loginP95')).toFixed(0)} / ${Math.max(...of('loginMax')).toFixed(0)}`,
   )
 }
