@@ -1,6 +1,6 @@
-import { inspect } from 'node:util'
 import type { ClientOptions, ClientOverrides } from './core/options.ts'
 import { checkArguments } from './internal/args.ts'
+import { INSPECT_CUSTOM, inspect } from './internal/inspect.ts'
 import { clientSettings } from './internal/option-table.ts'
 import { warnDeprecatedOptions } from './internal/deprecated-api.ts'
 import { acceptedClientOptions, clientOptionsSchema, clientOverridesSchema } from './internal/options-schema.ts'
@@ -269,7 +269,7 @@ export class ChatServiceClient implements AsyncDisposable {
   }
 
   /** @internal util.inspect shows the same safe view as {@link ChatServiceClient.toJSON}. */
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return `ChatServiceClient ${inspect(this.toJSON())}`
   }
 }

@@ -7,11 +7,18 @@
  * small with `node:zlib`, and done here the size cap applies to the decoded bytes of every stage.
  */
 import type { Transform } from 'node:stream'
-// A namespace import, read when a decoder is made: a named import of `createZstdDecompress` would
-// fail to link on a Node.js without it, before the engine check can say which Node is needed.
-import * as zlib from 'node:zlib'
+import type { Zlib } from 'node:zlib'
 
-type Decoder = Transform & zlib.Zlib
+type Decoder = Transform & Zlib
+
+/**
+ * `node:zlib`, read when a decoder is made (a response with a `content-encoding`), not imported: the
+ * first `import` of a built-in makes Node build an ES module facade of all its exports, about 0.5 M
+ * instructions that every process importing the SDK would pay (issue 32). Read, not a named import,
+ * for another reason too: a named import of `createZstdDecompress` would fail to link on a Node.js
+ * without it, before the engine check can say which Node is needed.
+ */
+const zlib = (): typeof import('node:zlib') => process.getBuiltinModule('node:zlib')
 
 /**
  * The codings the SDK decodes (a map without a prototype: a coding named `constructor` is just
@@ -19,11 +26,14 @@ type Decoder = Transform & zlib.Zlib
  * RFC 9659 allows (8 MiB).
  */
 const DECODERS: Readonly<Record<string, (() => Decoder) | undefined>> = Object.assign(Object.create(null) as object, {
-  gzip: () => zlib.createGunzip(),
-  'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-  zstd: () => zlib.createZstdDecompress({ params: { [zlib.constants.ZSTD_d_windowLogMax]: 23 } }),
+  gzip: () => zlib().createGunzip(),
+  'x-gzip': () => zlib().createGunzip(),
+  deflate: () => zlib().createInflate(),
+  br: () => zlib().createBrotliDecompress(),
+  zstd: () => {
+    const { createZstdDecompress, constants } = zlib()
+    return createZstdDecompress({ params: { [constants.ZSTD_d_windowLogMax]: 23 } })
+  },
 })
 
 /** More codings than this on one response are refused (a cheap way to make a client burn CPU). */

@@ -8,8 +8,9 @@
  * `headers` and `requestId` (scrubbed); the headers as received live in a private field, which
  * neither shows.
  */
-import { inspect } from 'node:util'
+import type { inspect } from 'node:util'
 import type { APIResponse } from '../core/response.ts'
+import { INSPECT_CUSTOM } from './inspect.ts'
 import type { Redactor } from './redact.ts'
 
 /** The {@link APIResponse} of a received response. @internal */
@@ -56,7 +57,7 @@ export class ResponseMetadata implements APIResponse {
   }
 
   /** Shown as the plain object `{ status, headers, requestId }`. */
-  [inspect.custom](_depth: number, options: object, show: typeof inspect): string {
+  [INSPECT_CUSTOM](_depth: number, options: object, show: typeof inspect): string {
     return show(this.toJSON(), options)
   }
 }

@@ -2,11 +2,12 @@
  * Publishes one operation call on the tracing channel {@link TRACING_CHANNEL} (see
  * `src/core/tracing.ts` for what subscribers receive). Costs nothing while nobody subscribes.
  */
-import { tracingChannel } from 'node:diagnostics_channel'
 import { TRACING_CHANNEL, type RequestTrace } from '../core/tracing.ts'
 import { isCancellation } from './cancellation.ts'
 
-const channel = tracingChannel<unknown, RequestTrace>(TRACING_CHANNEL)
+// Read with `process.getBuiltinModule`, not imported: an `import` of a built-in makes Node build an
+// ES module facade of all its exports, a cost every process importing the SDK would pay (issue 32).
+const channel = process.getBuiltinModule('node:diagnostics_channel').tracingChannel<unknown, RequestTrace>(TRACING_CHANNEL)
 
 /**
  * Runs `call`, published as one traced operation when anyone subscribes. `call` receives the

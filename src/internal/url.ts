@@ -47,8 +47,28 @@ export function resolveBaseUrl(input: string | URL): ResolvedBaseUrl | Validatio
   if (url.search !== '' || url.hash !== '') {
     issues.push({ path: ['baseUrl'], code: 'invalid_format', message: 'The URL must not have a query string or fragment' })
   }
+  // An origin alone (`https://h`, `https://h/`: the usual form) has no path to normalize or refuse,
+  // and skips the path's regular expressions: each is compiled on its first use, a cost of every
+  // process's first client (about 3 M instructions, most of them for the case-insensitive ones; issue 32).
+  let path = ''
+  if (url.pathname !== '/') path = checkPath(url.pathname, issues)
+  if (path.endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length)
+  if (`${path}/`.includes(`${API_PREFIX}/`) && issues.length === 0) {
+    issues.push({
+      path: ['baseUrl'],
+      code: 'invalid_format',
+      message: 'The URL has /rest/v1 followed by more path; give the origin, or a URL that ends in /rest/v1',
+    })
+  }
+  if (issues.length > 0) return issues
+  const prefix = `${path}${API_PREFIX}`
+  return { origin: url.origin, prefix, loopback: isLoopback(url.hostname), href: `${url.origin}${prefix}` }
+}
+
+/** `resolveBaseUrl`'s reading of a path other than `/`: normalized, with the issues it has added to `issues`. */
+function checkPath(pathname: string, issues: ValidationIssue[]): string {
   // Repeated slashes collapse (`https://h//rest/v1` is `https://h/rest/v1`); `/REST/V1` is `/rest/v1`.
-  let path = url.pathname
+  const path = pathname
     .replace(/\/{2,}/g, '/')
     .replace(/\/+$/, '')
     .replace(/\/rest\/v1(?=\/|$)/gi, API_PREFIX)
@@ -80,17 +100,7 @@ export function resolveBaseUrl(input: string | URL): ResolvedBaseUrl | Validatio
       message: `The URL ends in /rest: requests would go to ${path}/rest/v1/... and find nothing; give the origin, or a URL that ends in /rest/v1`,
     })
   }
-  if (path.endsWith(API_PREFIX)) path = path.slice(0, -API_PREFIX.length)
-  if (`${path}/`.includes(`${API_PREFIX}/`) && issues.length === 0) {
-    issues.push({
-      path: ['baseUrl'],
-      code: 'invalid_format',
-      message: 'The URL has /rest/v1 followed by more path; give the origin, or a URL that ends in /rest/v1',
-    })
-  }
-  if (issues.length > 0) return issues
-  const prefix = `${path}${API_PREFIX}`
-  return { origin: url.origin, prefix, loopback: isLoopback(url.hostname), href: `${url.origin}${prefix}` }
+  return path
 }
 
 function safeDecode(path: string): string | undefined {
@@ -102,8 +112,14 @@ function safeDecode(path: string): string | undefined {
 }
 
 function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+  // Without regular expressions where a string test says as much (see resolveBaseUrl): the brackets
+  // of an IPv6 host dropped, and the IPv4 pattern tried only on a host that could match it.
+  let host = hostname.toLowerCase()
+  if (host.startsWith('[')) host = host.slice(1)
+  if (host.endsWith(']')) host = host.slice(0, -1)
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || (host.startsWith('127.') && /^127(\.\d{1,3}){3}$/.test(host))
+  )
 }
 
 /**

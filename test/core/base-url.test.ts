@@ -142,11 +142,23 @@ describe('refused at construction (RequestValidationError, nothing sent)', () =>
     refused(undefined)
   })
 
-  it.each(['http://chat.example.com', 'http://10.0.0.5/rest/v1', 'http://chat.example.com:8080/'])(
-    'http: on a non-loopback host %s without allowInsecureHttp',
-    (baseUrl) => {
-      const error = refused({ ...ok, baseUrl })
-      expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
+  it.each([
+    'http://chat.example.com',
+    'http://10.0.0.5/rest/v1',
+    'http://chat.example.com:8080/',
+    'http://127.0.0.1.example.com',
+    'http://[::2]:3000',
+    'http://localhost.example.com',
+  ])('http: on a non-loopback host %s without allowInsecureHttp', (baseUrl) => {
+    const error = refused({ ...ok, baseUrl })
+    expect(error.issues.map((issue) => issue.path)).toContainEqual(['baseUrl'])
+  })
+
+  it.each(['http://[::1]:3000', 'http://127.1.2.3:3000', 'http://api.localhost', 'http://LOCALHOST:3000/rest/v1'])(
+    'http: on the loopback host %s needs no allowInsecureHttp',
+    async (baseUrl) => {
+      const client = new ChatServiceClient({ ...ok, baseUrl })
+      await client.close()
     },
   )
 

@@ -16,7 +16,6 @@
  *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
  * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
  */
-import { channel } from 'node:diagnostics_channel'
 import type { LearnedRate, RateLimitGrant, RateLimitStore } from '../../core/options.ts'
 import { MAX_RETRY_AFTER_MS } from '../../core/retry.ts'
 import { PACING_CHANNEL, type PacingEvent } from '../../core/tracing.ts'
@@ -51,7 +50,9 @@ const GROUP_ACCEPTED_MAX_AGE_MS = 1_000
 /** Rate changes smaller than this share of the last one reported are not reported again. */
 const REPORT_STEP = 0.1
 
-const pacingChannel = channel(PACING_CHANNEL)
+// Read with `process.getBuiltinModule`, not imported: an `import` of a built-in makes Node build an
+// ES module facade of all its exports, a cost every process importing the SDK would pay (issue 32).
+const pacingChannel = process.getBuiltinModule('node:diagnostics_channel').channel(PACING_CHANNEL)
 
 /** One call, as the rate limit sees it: the transport makes it, the rate limit keeps its state in it. */
 export interface LimitedCall {
