@@ -66,9 +66,13 @@ export interface ExportKitOptions {
   /**
    * `'in-process'` (the default): `main` in this process (helpers.ts, `runInProcess`), some 0.3 s of
    * CPU less a run than a child; `'child'`: the installed bin, for a file where each run must be a
-   * process of its own (the export's lock tells runs apart by their process).
+   * process of its own (the export's lock tells runs apart by their process); `'child-for-failures'`:
+   * {@link ExportKit.exportRun} (the runs a test expects to fail) as children, whose failure must end
+   * as a process ends (its exit status and message, no stack or warning on stderr), and
+   * {@link ExportKit.exportToEnd} (the runs that must succeed: set-up, and the resume after a failure)
+   * in this process.
    */
-  readonly runs?: 'in-process' | 'child'
+  readonly runs?: 'in-process' | 'child' | 'child-for-failures'
 }
 
 /** Installs the command for this test file and cleans up after each test. */
@@ -85,9 +89,15 @@ export function useExportKit(options: ExportKitOptions = {}): ExportKit {
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step()
   })
-  const toEnd = (service: Service, args: readonly string[], extraEnv: Record<string, string | undefined>): Promise<Ran> => {
+  const toEnd = (
+    service: Service,
+    args: readonly string[],
+    extraEnv: Record<string, string | undefined>,
+    expected: 'success' | 'any',
+  ): Promise<Ran> => {
     const env = { ...service.env, ...extraEnv }
-    return options.runs === 'child' ? runCli(get(), ['export', ...args], { env }) : runInProcess(['export', ...args], { env })
+    const child = options.runs === 'child' || (options.runs === 'child-for-failures' && expected === 'any')
+    return child ? runCli(get(), ['export', ...args], { env }) : runInProcess(['export', ...args], { env })
   }
   const get = (): Installed => {
     if (installed === undefined) throw new Error('not installed yet')
@@ -117,12 +127,12 @@ export function useExportKit(options: ExportKitOptions = {}): ExportKit {
     start: (service, args, extraEnv = {}) => killAtEnd(startCli(get(), ['export', ...args], { env: { ...service.env, ...extraEnv } })),
     startProgram: (command, args, env) => killAtEnd(startProgram(command, args, env, get().dir)),
     async exportToEnd(service, args, extraEnv = {}) {
-      const ran = await toEnd(service, args, extraEnv)
+      const ran = await toEnd(service, args, extraEnv, 'success')
       expect(ran, ran.stderr).toMatchObject({ code: 0, signal: null, stdout: '' })
       expectNoSecret(ran, [service.env['CHAT_SERVICE_KEY_SECRET'] ?? ''])
       return ran
     },
-    exportRun: (service, args, extraEnv = {}) => toEnd(service, args, extraEnv),
+    exportRun: (service, args, extraEnv = {}) => toEnd(service, args, extraEnv, 'any'),
     after: (step) => cleanup.push(step),
   }
 }

@@ -13,8 +13,10 @@ import { describe, expect, it } from 'vitest'
 import { jsonLines, shellQuote, type Ran } from './helpers.ts'
 import { aDayPasses, exists, expectContent, lines, linesOf, messagesPath, readJson, sizeOf, useExportKit } from './export-kit.ts'
 
-// Child processes for every run: a failure here must end as a process ends (its exit status and message, no stack or warning on stderr).
-const kit = useExportKit({ runs: 'child' })
+// Child processes for every run that fails (`exportRun`): a failure here must end as a process ends (its exit
+// status and message, no stack or warning on stderr). The runs that must succeed (`exportToEnd`: set-up, and the
+// next run once there is room) run `main` in this process: what they prove is in the files they leave.
+const kit = useExportKit({ runs: 'child-for-failures' })
 const { serve, file, exportToEnd, exportRun } = kit
 
 /** Mounts a tmpfs of `options` (`size=64k,nr_inodes=4`) at a fresh directory, unmounted after the test. */
