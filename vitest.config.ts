@@ -32,7 +32,11 @@ export default defineConfig({
     isolate: false,
     // TEST_CPU_TSV=FILE: each file's CPU seconds (and its child processes') appended to FILE
     // (test/setup/cpu-meter.ts; DEVELOPERS.md, "How the suite runs").
+    // child-compile-cache.ts: the compile cache back on for the processes the tests start, which
+    // `--coverage` turns off (the file says why that is safe); before the guard, which would take
+    // the change for one a test file made.
     setupFiles: [
+      './test/setup/child-compile-cache.ts',
       './test/setup/shared-worker-guard.ts',
       ...(process.env['TEST_CPU_TSV'] === undefined ? [] : ['./test/setup/cpu-meter.ts']),
     ],
