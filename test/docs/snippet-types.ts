@@ -3,11 +3,13 @@
 // `--coverage` (CI) instruments block by block: there the same check took twice the CPU, and more
 // than a minute on a loaded machine. The compiler's own code is not ours to cover; what the snippets
 // call runs in the test worker (the same file's `it.each`), covered as before.
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import { parentPort, Worker, workerData } from 'node:worker_threads'
 import ts from 'typescript'
 
 /** What the thread is asked: the snippet files, the declarations of their globals, the repository. */
 interface Request {
+  /** Marks the thread's own data (a test worker may itself be a thread, with vitest's data). */
+  readonly role: 'snippet-types'
   readonly files: readonly string[]
   readonly globals: string
   readonly root: string
@@ -55,9 +57,9 @@ function check({ files, globals, root }: Request): Problem[] {
 }
 
 /** Type-checks `request.files` in a worker thread; resolves with their diagnostics. */
-export function typeCheckInThread(request: Request): Promise<Problem[]> {
+export function typeCheckInThread(request: Omit<Request, 'role'>): Promise<Problem[]> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: request })
+    const worker = new Worker(new URL(import.meta.url), { workerData: { ...request, role: 'snippet-types' } satisfies Request })
     worker.once('message', (problems: Problem[]) => {
       resolve(problems)
     })
@@ -68,4 +70,4 @@ export function typeCheckInThread(request: Request): Promise<Problem[]> {
   })
 }
 
-if (!isMainThread && parentPort !== null) parentPort.postMessage(check(workerData as Request))
+if ((workerData as Partial<Request> | null)?.role === 'snippet-types') parentPort?.postMessage(check(workerData as Request))

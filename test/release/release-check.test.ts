@@ -1,5 +1,5 @@
-// `npm run release:check` (scripts/release/check.ts; its checks in gate.ts, run here in-process but
-// for one test of the command line), on temporary copies of the
+// `npm run release:check` (scripts/release/check.ts; its checks in gate.ts, run here in a thread of
+// this process, gate-thread.ts, but for one test of the command line), on temporary copies of the
 // repository's release files (package.json, CHANGELOG.md, api/, src/version.ts) with a change
 // planted in them: breaking changes need a "Breaking" entry naming them and the next minor version,
 // additions an "Added" entry, deprecations a "Deprecated" entry; the last release's consumer
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { releaseGate } from '../../scripts/release/gate.ts'
+import { startGateThread } from './gate-thread.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const LAST = '0.3.0'
@@ -23,22 +23,23 @@ interface Gate {
   readonly output: string
 }
 
-/** Runs the gate (in this process: scripts/release/gate.ts) on `dir` with `flags` as the command line takes them. */
-function gate(dir: string, ...flags: string[]): Promise<Gate> {
-  const lines: string[] = []
+/** The gate's thread (gate-thread.ts: scripts/release/gate.ts, outside this isolate), for the whole file. */
+const thread = startGateThread()
+
+/** Runs the gate (scripts/release/gate.ts, in this process's thread) on `dir` with `flags` as the command line takes them. */
+async function gate(dir: string, ...flags: string[]): Promise<Gate> {
   const value = (flag: string): string | undefined => {
     const at = flags.indexOf(flag)
     return at < 0 ? undefined : flags[at + 1]
   }
-  const problems = releaseGate({
+  const { problems, lines } = await thread.run({
     root: dir,
     package: value('--package'),
     pack: !flags.includes('--no-pack'),
     fixtures: !flags.includes('--no-fixtures'),
     publishDryRun: !flags.includes('--no-publish-dry-run'),
-    print: (line) => lines.push(line),
   })
-  return Promise.resolve({ code: problems.length === 0 ? 0 : 1, output: `${lines.join('\n')}\n` })
+  return { code: problems.length === 0 ? 0 : 1, output: `${lines.join('\n')}\n` }
 }
 
 /** Runs the gate's command line (`npm run release:check` is `node scripts/release/check.ts`) on `dir`. */
@@ -120,7 +121,8 @@ function removeRateLimitedUntil(dir: string): void {
   edit(dir, REPORT, /\n\s*get rateLimitedUntil\(\): Date \| undefined;/, '')
 }
 
-afterAll(() => {
+afterAll(async () => {
+  await thread.close()
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true })
 })
 
