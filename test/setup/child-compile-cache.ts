@@ -10,10 +10,13 @@
 // start, not by these variables. Without `--coverage` this changes nothing (NODE_COMPILE_CACHE is
 // set, vitest.config.ts), nor with coverage that follows child processes (NODE_V8_COVERAGE set).
 // It runs before the shared-worker guard takes its first note of the environment.
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const env = process.env
 if (env['NODE_DISABLE_COMPILE_CACHE'] === '1' && env['NODE_COMPILE_CACHE'] === undefined && env['NODE_V8_COVERAGE'] === undefined) {
   delete env['NODE_DISABLE_COMPILE_CACHE']
-  env['NODE_COMPILE_CACHE'] = fileURLToPath(new URL('../../node_modules/.cache/node-compile-cache', import.meta.url))
+  // Not `new URL(..., import.meta.url)`: under a DOM environment (happy-dom.test.ts) `URL` is the
+  // DOM's, which node:url's fileURLToPath refuses.
+  env['NODE_COMPILE_CACHE'] = join(dirname(fileURLToPath(import.meta.url)), '../../node_modules/.cache/node-compile-cache')
 }
