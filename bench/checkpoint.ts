@@ -19,6 +19,7 @@ import os from 'node:os'
 import v8 from 'node:v8'
 import { parseArgs } from 'node:util'
 import { ChatServiceClient, shardOf, type MessagesCheckpoint } from 'chat-service-sdk'
+import { mulberry32 } from 'chat-service-sdk/testing'
 import { checkpointIssues, mergeCheckpoints, messageIdFingerprint } from '../src/pagination/checkpoint.ts'
 import { collectGarbage, fmtSpread, machineInfo, MB, spread, table, type Spread } from './lib.ts'
 
@@ -38,22 +39,10 @@ const out = (line = ''): void => void process.stdout.write(`${line}\n`)
 const log = (line: string): void => void process.stderr.write(`${line}\n`)
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') throw new Error('run with --expose-gc (npm run bench:checkpoint does)')
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 type Style = 'short' | 'uuid'
 
 function build(style: Style, n: number): MessagesCheckpoint {
-  const next = random(16)
+  const next = mulberry32(16)
   const checkpoint: MessagesCheckpoint = { version: 2, conversations: [], read: [], lastMessageIds: [], updatedAt: [] }
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   for (let i = 1; i <= n; i++) {

@@ -3,7 +3,7 @@
 // start-up), and what a correct export must deliver. `grow()` makes night 2 of the nightly
 // benchmark: it appends messages to some conversations through the fake's own `appendMessages`
 // (which moves `message_count` and `updated_at` as the service would) and renders that state too.
-import { createFakeChatService, generateDataset, type FakeChatService } from 'chat-service-sdk/testing'
+import { createFakeChatService, generateDataset, mulberry32, type FakeChatService } from 'chat-service-sdk/testing'
 
 export interface ExportDatasetOptions {
   conversations: number
@@ -183,18 +183,6 @@ function viewOf(snapshot: Snapshot): NightView {
 const messagesPath = (id: string, page: number): string =>
   `/rest/v1/conversations/${encodeURIComponent(id)}/messages?page=${page}&limit=100`
 
-/** A small deterministic generator (mulberry32): the same conversations grow in every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 export function buildExportDataset(options: ExportDatasetOptions): ExportDataset {
   const seed = generateDataset({ seed: 1, agents: 5, customerUsers: 200, conversations: options.conversations, messages: options.messages })
   const company = seed.companies[0]!
@@ -234,7 +222,7 @@ export function buildExportDataset(options: ExportDatasetOptions): ExportDataset
     ...viewOf(night1),
     grow(growth) {
       if (grown !== undefined) return grown
-      const next = random(growth.seed)
+      const next = mulberry32(growth.seed)
       const target = Math.round(conversations.length * growth.fraction)
       const picked = new Set<string>()
       while (picked.size < target) picked.add(conversations[Math.floor(next() * conversations.length)]!.id)

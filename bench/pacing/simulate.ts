@@ -23,6 +23,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { parseArgs } from 'node:util'
+import { mulberry32 } from 'chat-service-sdk/testing'
 import { PACING_CHANNEL, type PacingEvent } from '../../src/core/tracing.ts'
 import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock, Priority } from '../../src/internal/rate-limit/lanes.ts'
@@ -51,18 +52,6 @@ const storeMs = Number(values['store-ms'])
 const jitterMs = Number(values.jitter)
 const seeds = Number(values.seeds)
 const LATENCY_MS = 10
-
-/** A seeded PRNG (mulberry32): each seed is one run, the same on every machine. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** A virtual clock: timers run in time order (ties in the order set); promises settle between them. */
 class VirtualClock implements Clock {
@@ -146,7 +135,8 @@ interface Result {
 
 async function simulate(limiter: Limiter, limitPerSecond: number, seed: number): Promise<Result> {
   const clock = new VirtualClock()
-  const random = prng(seed)
+  // Each seed is one run, the same on every machine.
+  const random = mulberry32(seed)
   // The pause (pause.ts) reads Date.now(); everything else takes the clock.
   const realNow = Date.now
   Date.now = () => clock.now()
