@@ -268,9 +268,16 @@ export class ChatServiceClient implements AsyncDisposable {
     return { baseUrl: this.baseUrl, keyId: this.keyId, keySecret: REDACTED }
   }
 
-  /** @internal util.inspect shows the same safe view as {@link ChatServiceClient.toJSON}. */
-  [INSPECT_CUSTOM](): string {
-    return `ChatServiceClient ${inspect(this.toJSON())}`
+  // util.inspect shows the same safe view as toJSON. Defined on the prototype here rather than as a
+  // method, so that the published declarations carry no member keyed by an internal symbol.
+  static {
+    Object.defineProperty(this.prototype, INSPECT_CUSTOM, {
+      value(this: ChatServiceClient): string {
+        return `ChatServiceClient ${inspect(this.toJSON())}`
+      },
+      writable: true,
+      configurable: true,
+    })
   }
 }
 

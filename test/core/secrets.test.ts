@@ -220,6 +220,8 @@ describe('the client', () => {
   it('util.inspect, JSON.stringify and String never show the key secret', () => {
     expectHidden(client, KEY_SECRET)
     expect(inspect(client, { depth: 10, showHidden: true })).toContain(KEY_ID)
+    // The same safe view as toJSON, named (not the object's own fields, whatever they hold).
+    expect(inspect(client)).toBe(`ChatServiceClient ${inspect(client.toJSON())}`)
     for (const part of [client.auth, client.agents, client.customerUsers, client.conversations, client.conversations.messages])
       expectHidden(part, KEY_SECRET)
   })
