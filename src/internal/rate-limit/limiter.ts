@@ -237,6 +237,28 @@ export class RateLimits {
     this.#unpublished = learned
     lanes?.lanes.drain()
     this.#report('lowered', log)
+    this.#publish()
+  }
+
+  /**
+   * Tells the store a rate this process lowered, at once: its next token lease may be a whole
+   * `Retry-After` away, and meanwhile another process whose request was in flight would lower the
+   * rate on its own from its older, higher one, and the store would keep that newer estimate (a
+   * shared 20/s limit was left at 0.6 of it so). The next token lease carries it if this fails.
+   */
+  #publish(): void {
+    const store = this.#store
+    const learned = this.#unpublished
+    if (store?.take === undefined || learned === undefined || this.#lanes?.onShared !== true) return
+    this.#unpublished = undefined
+    this.#lease(store, { tokens: 0, reserve: 0, ratePerSecond: 0, burst: 0, learned, accepted: this.#tellAccepted() }).then(
+      (answer) => {
+        this.#adoptShared(answer)
+      },
+      () => {
+        this.#unpublished ??= learned
+      },
+    )
   }
 
   /** The read of the store's learned rate is over, with nothing adopted: a first 429 it held back is learned from now. */
