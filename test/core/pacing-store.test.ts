@@ -17,13 +17,20 @@ import {
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
-import { startLoopback } from '../helpers/loopback.ts'
+import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
 import { memoryStore } from '../helpers/memory-store.ts'
 
 const closers: (() => Promise<unknown>)[] = []
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()))
 })
+
+/** A client of the loopback server, closed after the test; `options` over the defaults (nothing logged). */
+function loopbackClient(server: Pick<LoopbackServer, 'origin'>, options: Partial<ClientOptions> = {}): ChatServiceClient {
+  const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', ...options })
+  closers.push(() => client.close())
+  return client
+}
 
 const page = { body: { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } } } as const
 const refused = { status: 429, body: { error: 'slow down' } } as const
@@ -105,14 +112,9 @@ describe('two clients sharing a store with take', () => {
       sentAt.push(Date.now())
       return sentAt.length === 1 ? refused : { body: tokenResponse() }
     })
-    const login = new ChatServiceClient({
-      baseUrl: server.origin,
-      keyId: KEY_ID,
-      keySecret: KEY_SECRET,
-      logLevel: 'off',
+    const login = loopbackClient(server, {
       rateLimitStore: store,
     })
-    closers.push(() => login.close())
     await login.auth.issueToken({ userId: 'u-1' }) // a 429, then its retry (a lease, which would carry a rate it lowered)
     return { login, sentAt }
   }
@@ -159,15 +161,10 @@ describe('two clients sharing a store with take', () => {
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }))
     const store = memoryStore()
-    const client = new ChatServiceClient({
-      baseUrl: server.origin,
-      keyId: KEY_ID,
-      keySecret: KEY_SECRET,
-      logLevel: 'off',
+    const client = loopbackClient(server, {
       rateLimitStore: store,
       maxRetries: 0, // the call ends with its 429: no later lease of this client would carry the rate
     })
-    closers.push(() => client.close())
     await expect(client.agents.list()).rejects.toMatchObject({ status: 429 })
     await vi.waitFor(() => {
       expect(store.learned).not.toBeNull()
@@ -193,14 +190,9 @@ describe('two clients sharing a store with take', () => {
         return { ...grant, tokens: request.tokens > 0 && request.reserve === 0 ? 1 : 0 }
       },
     }
-    const login = new ChatServiceClient({
-      baseUrl: server.origin,
-      keyId: KEY_ID,
-      keySecret: KEY_SECRET,
-      logLevel: 'off',
+    const login = loopbackClient(server, {
       rateLimitStore: reserveOnly,
     })
-    closers.push(() => login.close())
     await login.agents.list({ limit: 1 }) // reads the store's rate (not awaited): paced from its answer on
     await vi.waitFor(() => {
       expect(login.pacedRate).toBeGreaterThan(0)
@@ -438,14 +430,9 @@ describe('a store that fails never fails a call', () => {
     // The other processes are not real here: a count would be this one's share alone, and a paced 429
     // lowers the rate to what all processes accepted (pacing-arithmetic.test.ts).
     store.counts = false
-    const client = new ChatServiceClient({
-      baseUrl: server.origin,
-      keyId: KEY_ID,
-      keySecret: KEY_SECRET,
-      logLevel: 'off',
+    const client = loopbackClient(server, {
       rateLimitStore: store,
     })
-    closers.push(() => client.close())
     await client.agents.list()
     await expect.poll(() => client.pacedRate).toBeGreaterThan(100) // adopted from the store
     store.failing = true

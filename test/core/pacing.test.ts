@@ -30,6 +30,13 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()))
 })
 
+/** A client of the loopback server, closed after the test; `options` over the defaults (nothing logged). */
+function loopbackClient(server: Pick<LoopbackServer, 'origin'>, options: Partial<ClientOptions> = {}): ChatServiceClient {
+  const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off', ...options })
+  closers.push(() => client.close())
+  return client
+}
+
 async function limitedFake(
   rateLimit: RateLimitOptions,
   sizes = { conversations: 20, messages: 2_000 },
@@ -175,8 +182,7 @@ describe('priority: calls a person waits on go first', () => {
 
   it('a login call made while 12 batch calls queue at the paced rate is sent before all but the one already released', async () => {
     await start()
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     // The first call meets the 429 and starts pacing at the lowest rate (nothing was accepted before it).
     await client.agents.list()
     expect(client.pacedRate).toBeLessThan(5)
@@ -198,8 +204,7 @@ describe('priority: calls a person waits on go first', () => {
     expect(() => new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, pacing: 'smart' as 'off' })).toThrow(
       RequestValidationError,
     )
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     const error = await rejection(client.agents.list({}, { priority: 'urgent' as 'batch' }))
     expect(error).toBeInstanceOf(RequestValidationError)
     expect((error as RequestValidationError).issues[0]?.path).toEqual(['options', 'priority'])
@@ -212,8 +217,7 @@ describe('what a paced call does with 429s', () => {
     const server = await startLoopback()
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     expect(await rejection(client.agents.list({}, { maxRetries: 0 }))).toBeInstanceOf(RateLimitError)
     expect(server.arrivals).toHaveLength(1)
     expect(client.pacedRate).toBeGreaterThan(0)
@@ -223,8 +227,7 @@ describe('what a paced call does with 429s', () => {
     const server = await startLoopback()
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     // Every request refused: the rate falls to its least (0.5/s) and the client backs off.
     const error = await rejection(client.agents.list({}, { totalTimeout: 1_500 }))
     expect(error).toBeInstanceOf(APITimeoutError)
@@ -283,8 +286,7 @@ describe('the learned rate over time (fake clock)', () => {
       events.push(event as PacingEvent)
     }
     subscribe(PACING_CHANNEL, onEvent)
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     try {
       // 20 accepted within the first second, then the 429: the service accepted (at least) 20 a second.
       for (let i = 0; i < 20; i++) await client.agents.list()
@@ -321,8 +323,7 @@ describe('a pause teaches nothing about the rate (fake clock)', () => {
     let seen = 0
     const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
     server.respond(() => (++seen === 21 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } } : { body: page }))
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     for (let i = 0; i < 20; i++) await client.agents.list()
     vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
     try {
@@ -353,8 +354,7 @@ describe('a run of 429s (fake clock)', () => {
     const server = await startLoopback()
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
-    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
-    closers.push(() => client.close())
+    const client = loopbackClient(server)
     vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
     try {
       let settled: unknown = 'pending'
