@@ -169,3 +169,33 @@ describe('a paced 429 where the rate sent had climbed past what the service acce
     expect(lowered(paused, 50)).toBeCloseTo(Math.min(sentRate, 100), 6)
   })
 })
+
+describe("a first estimate raised to the store's count of all processes", () => {
+  /** A first 429 at T0 after 4 requests of this process's own, asking for a wait of `pauseMs`. */
+  function firstEstimate(pauseMs: number): RateLearner {
+    const learner = new RateLearner()
+    for (let i = 0; i < 4; i++) learner.accepted(0, T0 - 10 + i)
+    expect(learner.refused(T0 - 1, T0, pauseMs)).toMatchObject({ kind: 'lowered', learned: { max: 4, at: T0 + pauseMs, recoveryMs: 0 } })
+    return learner
+  }
+
+  it('while its Retry-After lasts: raised to the count, 1 ms newer (so that the store keeps it), probing from BETA × the count', () => {
+    const learner = firstEstimate(1_000)
+    expect(learner.raiseFirstEstimate(20, T0 + 5)).toEqual({ max: 20, at: T0 + 1_001, recoveryMs: 0 })
+    expect(learner.rate(T0 + 1_001)).toBeCloseTo(BETA * 20, 6)
+    expect(learner.raiseFirstEstimate(15, T0 + 10)).toBeUndefined() // never lowered by it
+  })
+
+  it('not once the wait is over, nor without one: the count then holds requests sent while probing', () => {
+    expect(firstEstimate(1_000).raiseFirstEstimate(20, T0 + 1_000)).toBeUndefined()
+    expect(firstEstimate(0).raiseFirstEstimate(20, T0 + 1)).toBeUndefined()
+  })
+
+  it('not a rate past probing: a later 429 finds the limit from what was sent and accepted', () => {
+    const learner = firstEstimate(0)
+    learner.accepted(T0 + 200, T0 + 210)
+    const lowered = learner.refused(T0 + 300, T0 + 310, 1_000)
+    expect(lowered).toMatchObject({ kind: 'lowered', learned: { recoveryMs: RECOVERY_PER_PAUSE * 1_000 } })
+    expect(learner.raiseFirstEstimate(1_000, T0 + 400)).toBeUndefined()
+  })
+})

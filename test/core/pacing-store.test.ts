@@ -306,6 +306,49 @@ describe('what the clients of a store learn together', () => {
     expect(b.pacedRate!).toBeGreaterThanOrEqual(0.8 * (group + 11) * 0.95)
   })
 
+  it("a first estimate made before the store had the others' counts is raised to their sum while its Retry-After lasts", async () => {
+    // Found with 4 simulated processes: at an export's start each met the limit within a few ms of
+    // the others, before any had told the store its count; the last first estimate (one process's
+    // share, 4 requests/s against a limit of 100) was the newest, and all of them probed up from it.
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    const refusing = new Set<string>()
+    server.respond((arrival) =>
+      refusing.has(String(arrival.headers['x-client']))
+        ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }
+        : page,
+    )
+    const store = memoryStore()
+    /** What the store answered B's takes: the sum of what A and B told it. */
+    let toldB: number | undefined
+    const observed = (b: boolean): RateLimitStore => ({
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      maxAgeMs: 60_000, // read once, at the first request: neither tells the store its count before its 429
+      take: async (request) => {
+        const grant = await store.take(request)
+        if (b) toldB = grant.acceptedPerSecond ?? undefined
+        return grant
+      },
+    })
+    // maxRetries 0: each call ends with its 429, so nothing later (a lease) tells the store anything.
+    const a = loopbackClient(server, { rateLimitStore: observed(false), headers: { 'x-client': 'a' }, maxRetries: 0 })
+    const b = loopbackClient(server, { rateLimitStore: observed(true), headers: { 'x-client': 'b' }, maxRetries: 0 })
+    for (let i = 0; i < 20; i++) await a.agents.list()
+    for (let i = 0; i < 5; i++) await b.agents.list()
+    refusing.add('a').add('b')
+    await expect(a.agents.list()).rejects.toMatchObject({ status: 429 }) // A's first estimate: its 20
+    await vi.waitFor(() => {
+      expect(store.learned?.max).toBeGreaterThan(10)
+    })
+    await expect(b.agents.list()).rejects.toMatchObject({ status: 429 }) // B's: its 5, told with A's 20 already counted
+    await vi.waitFor(() => {
+      expect(toldB).toBeGreaterThan(10) // more than B's own share: A's count is in the sum
+      expect(store.learned!.max).toBeGreaterThanOrEqual(toldB!) // B's newer estimate, raised to the sum (without: B's 5)
+    })
+    expect(b.pacedRate).toBeGreaterThanOrEqual(0.8 * toldB!) // BETA × the sum, while the pause lasts
+  })
+
   it('with a store that does not count, it starts from its own share (the least rate, having accepted nothing)', async () => {
     const { rate, told } = await firstRateOfB(false, 40)
     expect(told).toBeUndefined()

@@ -19,7 +19,8 @@
  *   nothing, as TCP makes one reduction per round trip.
  * - Processes sharing a store: the first 429's estimate is the larger of what this process had
  *   accepted and what all of them had (the store's `acceptedPerSecond`), so that N workers do not
- *   start from one worker's share.
+ *   start from one worker's share; raised to that count when the store answers it later, while the
+ *   429's `Retry-After` lasts ({@link RateLearner.raiseFirstEstimate}).
  * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
  *   half second since) takes the rate averaged over the last doubling, or since probing began if that
  *   was sooner, as where the limit was met.
@@ -284,6 +285,25 @@ export class RateLearner {
     this.#decreasedAt = now
     this.#acceptedSinceDecrease = false
     return { kind: 'lowered', learned }
+  }
+
+  /**
+   * Raises a first estimate (still probing) to `groupAccepted`, what all processes of the store had
+   * accepted lately (requests/s), when that is more. At an export's start the processes meet the
+   * limit within a few ms of each other, each before any has told the store its count, so each first
+   * estimate is one process's share (4 workers probed up from 4 requests/s against a limit of 100);
+   * each then tells the store its count. Only while the wait the 429 asked for (`Retry-After`) lasts:
+   * nothing is sent then, so the count holds only what was accepted before the 429. Without a wait
+   * the rate probes up at once and the count soon holds the probe's own requests (raised then, a
+   * fixed window without `Retry-After` met more 429s in a 4-process simulation, and a token bucket
+   * gained). The raised state starts 1 ms later, so that the store keeps it over the one it raises.
+   * Returns it (to tell the store), or `undefined` when nothing was raised.
+   */
+  raiseFirstEstimate(groupAccepted: number, now: number): LearnedRate | undefined {
+    const learned = this.#learned
+    if (learned === undefined || learned.recoveryMs !== 0 || now >= learned.at || groupAccepted <= learned.max) return undefined
+    this.#learned = { max: groupAccepted, at: learned.at + 1, recoveryMs: 0 }
+    return this.#learned
   }
 
   /**

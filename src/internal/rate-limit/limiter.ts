@@ -465,15 +465,30 @@ export class RateLimits {
     )
   }
 
-  /** A learned rate from the store: taken when newer than this process's (pacing starts if it had not). */
+  /** A learned rate from the store: taken when newer than this process's (pacing starts if it had not); then a first estimate raised to the store's count. */
   #adoptShared(answer: Granted): void {
     const learned = answer.learned
     if (learned === undefined || !this.#adaptive) return
     const now = this.#clock.now()
-    if (!this.#learner.adopt(learned, now)) return
-    this.#learner.lowersFromOwnSends = false
-    this.#paced(now)?.lanes.changed()
-    this.#report('shared', this.#log)
+    if (this.#learner.adopt(learned, now)) {
+      this.#learner.lowersFromOwnSends = false
+      this.#paced(now)?.lanes.changed()
+      this.#report('shared', this.#log)
+    }
+    this.#raiseFirstEstimate(now)
+  }
+
+  /**
+   * A first estimate raised to what all processes of the store accepted, now that the store has
+   * counted the others' shares (see RateLearner.raiseFirstEstimate), and told the store at once.
+   */
+  #raiseFirstEstimate(now: number): void {
+    const group = this.#groupAcceptedAt(now)
+    if (group === undefined || this.#learner.raiseFirstEstimate(group, now) === undefined) return
+    this.#unpublished = this.#learner.learned
+    this.#lanes?.lanes.changed()
+    this.#report('raised', this.#log)
+    this.#publish()
   }
 
   #unpace(): void {
