@@ -61,7 +61,8 @@ export interface PacingEvent {
   /**
    * Why: `'lowered'` after a 429; `'raised'` while requests succeed (published when the rate has
    * grown by a tenth since the last event); `'shared'` when another process's rate was taken from
-   * the `rateLimitStore`; `'ended'` when pacing ends (no 429 for 5 minutes).
+   * the `rateLimitStore`, or a first estimate was raised to the store's count of what all processes
+   * accepted; `'ended'` when pacing ends (no 429 for 5 minutes).
    */
   readonly reason: 'lowered' | 'raised' | 'shared' | 'ended'
   /** Requests per second the client allows itself now; `undefined` once pacing ended. */

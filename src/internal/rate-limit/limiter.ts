@@ -487,7 +487,7 @@ export class RateLimits {
     if (group === undefined || this.#learner.raiseFirstEstimate(group, now) === undefined) return
     this.#unpublished = this.#learner.learned
     this.#lanes?.lanes.changed()
-    this.#report('raised', this.#log)
+    this.#report('shared', this.#log) // learned from the store: its count of all processes
     this.#publish()
   }
 
@@ -509,7 +509,7 @@ export class RateLimits {
     const shown = rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
     const why = {
       lowered: 'after a 429',
-      shared: 'learned from another process (rateLimitStore)',
+      shared: 'learned from the other processes (rateLimitStore)',
       raised: 'while requests succeed',
       ended: `no 429 for a while`,
     }[reason]
