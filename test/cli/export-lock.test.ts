@@ -4,7 +4,11 @@
 // container on a shared volume) and races of several exports. The interleavings are forced: the
 // command's debug stop points (CHAT_SERVICE_DEBUG_STOP_AT, a SIGSTOP of itself at a named step)
 // and SIGSTOP/SIGCONT from here, not luck. Whatever the timing, the output ends up holding every
-// message once and at most one export writes it.
+// message once and at most one export writes it. The exports that hold, take, race for or refuse
+// the lock are processes of their own (`start`, `exportRun`); the runs that only have to finish
+// (the set-up of a half-done export, a takeover of a lock whose holder is gone) run in-process
+// (`exportToEnd`, through `main`): their lock is judged and written as a child's is, by a process
+// that outlives them.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { utimes, writeFile } from 'node:fs/promises'
@@ -14,7 +18,7 @@ import { describe, expect, it } from 'vitest'
 import { poll } from './helpers.ts'
 import { exists, expectContent, hold, lines, processState, requested, sizeOf, stopped, useExportKit, type Service } from './export-kit.ts'
 
-const kit = useExportKit({ runs: 'child' })
+const kit = useExportKit({ runs: 'child-for-failures' })
 const { serve, file, start, exportToEnd, exportRun } = kit
 
 /**
