@@ -1,7 +1,9 @@
 // `chat-service users find` and `users update`, and every failure's exit status and message, as a
 // user runs the command against the fake service in listen mode, never a secret in the output:
-// exit statuses 1, 2 and 130 as a child process of the command installed from the packed tarball,
-// the rest as `main` runs it in this process (commands-kit.ts: the set-up, `cli` and `cliProcess`).
+// exit statuses 1, 2 and 130 as a child process of the command installed from the packed tarball
+// (2: the refused credential flags), the rest as `main` runs it in this process, the usage errors'
+// messages and help included: `main` returns the status the bin exits with (commands-kit.ts: the
+// set-up, `cli` and `cliProcess`).
 import { describe, expect, it } from 'vitest'
 import { expectNoSecret, jsonLines, poll, startCli } from './helpers.ts'
 import { cli, cliProcess, company, env, fake, installed, keySecret, requestsSince, useCommands } from './commands-kit.ts'
@@ -146,7 +148,7 @@ describe('failures: exit status and message', () => {
     [['token', 'issue', '--user-id', '..'], '--user-id cannot be ".."', 'Usage: chat-service token issue'],
   ])('%j: exit 2, the problem and the help on stderr, nothing sent', async (args, message, help) => {
     const sent = fake.requests.length
-    const ran = await cliProcess(args)
+    const ran = await cli(args)
     expect(ran).toMatchObject({ code: 2, stdout: '' })
     expect(ran.stderr.startsWith(`chat-service: ${message}`), ran.stderr).toBe(true)
     expect(ran.stderr).toContain(help)

@@ -1,11 +1,10 @@
 // `chat-service export --shard I/N` as a user runs it (`main`, the entry the bin uses, in this
-// process; the usage errors from the bin of the packed tarball, a child process; the fake in
-// listen mode): shards whose files together are one export, and a new number
+// process, its usage errors too: the exit status 2 through the bin is commands-users.test.ts's; the
+// fake in listen mode): shards whose files together are one export, and a new number
 // of shards from the previous ones' checkpoints (--previous-checkpoint): none twice, none missing.
 import { readFile, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { shardOf } from 'chat-service-sdk'
-import { runCli } from './helpers.ts'
 import { aDayPasses, exists, expectContent, lines, linesOf, readJson, useExportKit } from './export-kit.ts'
 
 const kit = useExportKit()
@@ -58,7 +57,7 @@ describe('export --shard I/N: one export over N workers', { timeout: 90_000 }, (
 
   it.each([['2/2'], ['1/0'], ['x'], ['1/70000']])('--shard %s: exit 2, nothing sent', async (shard) => {
     const service = await serve()
-    const ran = await runCli(kit.installed(), ['export', '--out', file('x.jsonl'), '--shard', shard], { env: service.env })
+    const ran = await kit.exportRun(service, ['--out', file('x.jsonl'), '--shard', shard])
     expect(ran.code).toBe(2)
     expect(ran.stderr).toContain('--shard must be I/N')
     expect(service.fake.requests).toHaveLength(0)
