@@ -65,14 +65,14 @@ export interface ExportKit {
 export interface ExportKitOptions {
   /**
    * `'in-process'` (the default): `main` in this process (helpers.ts, `runInProcess`), some 0.3 s of
-   * CPU less a run than a child; `'child'`: the installed bin, for a file where each run must be a
-   * process of its own (the export's lock tells runs apart by their process); `'child-for-failures'`:
-   * {@link ExportKit.exportRun} (the runs a test expects to fail) as children, whose failure must end
-   * as a process ends (its exit status and message, no stack or warning on stderr), and
-   * {@link ExportKit.exportToEnd} (the runs that must succeed: set-up, and the resume after a failure)
-   * in this process.
+   * CPU less a run than a child; `'child-for-failures'`: {@link ExportKit.exportRun} (the runs a
+   * test expects may fail: refusals, races for the export's lock, failures on a full disk) as
+   * children of the installed bin, whose failure must end as a process ends (its exit status and
+   * message, no stack or warning on stderr) and whose lock is told apart from the others' by its
+   * process, and {@link ExportKit.exportToEnd} (the runs that only have to finish: set-up, resumes,
+   * takeovers of a lock whose holder is gone) in this process.
    */
-  readonly runs?: 'in-process' | 'child' | 'child-for-failures'
+  readonly runs?: 'in-process' | 'child-for-failures'
 }
 
 /** Installs the command for this test file and cleans up after each test. */
@@ -96,7 +96,7 @@ export function useExportKit(options: ExportKitOptions = {}): ExportKit {
     expected: 'success' | 'any',
   ): Promise<Ran> => {
     const env = { ...service.env, ...extraEnv }
-    const child = options.runs === 'child' || (options.runs === 'child-for-failures' && expected === 'any')
+    const child = options.runs === 'child-for-failures' && expected === 'any'
     return child ? runCli(get(), ['export', ...args], { env }) : runInProcess(['export', ...args], { env })
   }
   const get = (): Installed => {
