@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { shardOf } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { sdkBundleEnv } from '../helpers/sdk-bundle.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const FROM_SOURCE = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
@@ -32,9 +33,12 @@ const fake = createFakeChatService({ seed: generateDataset({ seed: 23, conversat
 let server: FakeServerHandle
 let dir: string
 let worker: string
+/** The run's bundle of the SDK for the pods (test/helpers/sdk-bundle.ts). */
+let bundle: Awaited<ReturnType<typeof sdkBundleEnv>>
 
 beforeAll(async () => {
   server = await fake.listen()
+  bundle = await sdkBundleEnv()
   dir = await mkdtemp(join(tmpdir(), 'indexed-job-'))
   worker = join(dir, 'worker.ts')
   await writeFile(worker, await snippetAfter('\n### A Kubernetes Indexed Job\n'))
@@ -52,6 +56,7 @@ function pod(index: number): { kill: () => void; exit: Promise<{ code: number | 
     cwd: ROOT,
     env: {
       ...process.env,
+      ...bundle,
       JOB_COMPLETION_INDEX: String(index),
       SHARD_COUNT: String(PODS),
       OUT_DIR: join(dir, 'data'),

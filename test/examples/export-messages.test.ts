@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { sdkBundleEnv } from '../helpers/sdk-bundle.ts'
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/export-messages.ts', import.meta.url))
 const FROM_SOURCE = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
@@ -32,6 +33,8 @@ interface Export {
 }
 
 const cleanup: (() => Promise<void>)[] = []
+/** The run's bundle of the SDK for the children (test/helpers/sdk-bundle.ts). */
+let bundle: Awaited<ReturnType<typeof sdkBundleEnv>> | undefined
 
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step()
@@ -55,7 +58,7 @@ function startExport(server: FakeServerHandle, args: readonly string[]): Export 
   const { baseUrl, keyId, keySecret } = server.clientOptions()
   const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, EXAMPLE, ...args], {
     cwd: ROOT,
-    env: { ...process.env, CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret },
+    env: { ...process.env, ...bundle, CHAT_SERVICE_BASE_URL: baseUrl, CHAT_SERVICE_KEY_ID: keyId, CHAT_SERVICE_KEY_SECRET: keySecret },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''
@@ -120,6 +123,7 @@ function messagesPath(fake: FakeChatService, index: number): string {
 let reference: string
 
 beforeAll(async () => {
+  bundle = await sdkBundleEnv()
   const fake = createFakeChatService({ seed: generateDataset(DATASET) })
   const server = await fake.listen()
   const dir = await mkdtemp(join(tmpdir(), 'export-messages-reference-'))

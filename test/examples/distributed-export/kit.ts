@@ -17,6 +17,7 @@ import { afterAll, beforeAll, expect } from 'vitest'
 import { ChatServiceClient, shardOf } from 'chat-service-sdk'
 import type { FakeChatService, FakeServerHandle } from 'chat-service-sdk/testing'
 import { startRedis, type RunningRedis } from '../../../scripts/redis.ts'
+import { sdkBundleEnv } from '../../helpers/sdk-bundle.ts'
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/distributed-export/', import.meta.url))
 const FROM_SOURCE = fileURLToPath(new URL('../../helpers/sdk-from-source.ts', import.meta.url))
@@ -198,10 +199,12 @@ export function useDistributedExport(): DistributedExport {
   const cleanup: (() => Promise<void>)[] = []
   let redis: RunningRedis | undefined
   let dir: string | undefined
+  let bundle: Awaited<ReturnType<typeof sdkBundleEnv>> | undefined
 
   beforeAll(async () => {
     redis = await startRedis() // installs redis-server first if it is missing (as root), else says how
     dir = await mkdtemp(join(tmpdir(), 'distributed-export-'))
+    bundle = await sdkBundleEnv()
   }, 300_000)
 
   afterAll(async () => {
@@ -217,7 +220,7 @@ export function useDistributedExport(): DistributedExport {
   function start(file: string, args: readonly string[], env: Record<string, string>): Started {
     const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, join(EXAMPLE, file), ...args], {
       cwd: ROOT,
-      env: { ...process.env, CHAT_SERVICE_LOG: 'error', ...env },
+      env: { ...process.env, ...bundle, CHAT_SERVICE_LOG: 'error', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const lines: string[] = []
