@@ -2,8 +2,9 @@
 // every test file as `inject('runDirectory')` and removed when the run ends. What is costly and the
 // same for every file is made there once per run by whichever file needs it first: the packed
 // tarball of the `chat-service` tests (test/cli/helpers.ts, `packedTarball`), some 5 s of CPU that
-// each of nine files used to spend again. Nothing is made here: a run of files that need none of it
-// pays nothing.
+// each of nine files used to spend again, and the SDK bundled into one module for the children that
+// run examples from source (test/helpers/sdk-bundle.ts). Nothing is made here: a run of files that
+// need none of it pays nothing.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
