@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { FlowProducer, Queue, QueueEvents, type Job } from 'bullmq'
-import type { MAX_SHARDS } from 'chat-service-sdk'
+import { MAX_SHARDS } from 'chat-service-sdk'
 import {
   checkpointsKey,
   connect,
@@ -29,12 +29,9 @@ import { describeFailedNight, resumeFailedNight, type NightQueues } from './nigh
 import { watchNight, type NightOutcome } from './night-watch.ts'
 import { persistenceWarnings, redisIdentity, safeUrl } from './redis-info.ts'
 
-// The SDK's MAX_SHARDS, as a type: a producer only talks to Redis, and loading the SDK for one
-// number would double its start-up. The compiler holds the two equal.
-const MOST_SHARDS: typeof MAX_SHARDS = 65_536
 const { values } = parseArgs({ options: { out: { type: 'string' }, shards: { type: 'string', default: '4' }, night: { type: 'string' } } })
 const count = Number(values.shards)
-if (values.out === undefined || !Number.isInteger(count) || count < 1 || count > MOST_SHARDS) {
+if (values.out === undefined || !Number.isInteger(count) || count < 1 || count > MAX_SHARDS) {
   process.stderr.write('usage: producer.ts --out DIR [--shards N (1-65536, default 4)] [--night NAME]\n')
   process.exit(2)
 }
