@@ -31,7 +31,7 @@
 // (500), --segments K (6), --repeats R (processes per contender and mode, 1), --page
 // agents|messages, --jobs J (valgrind processes at once, default 1), --out FILE.
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
@@ -56,6 +56,10 @@ const { values } = parseArgs({
     // --trace-opt/--trace-deopt/--trace-gc output, in this directory.
     keep: { type: 'string' },
     trace: { type: 'boolean', default: false },
+    // With --keep: V8 writes its map of JIT-compiled functions (--perf-basic-prof) beside each
+    // run's callgrind files (perf.map), so that the `0x…` functions callgrind cannot name can be
+    // named (bench/instructions-jit-names.py).
+    'perf-map': { type: 'boolean', default: false },
   },
 })
 const contenders = values.contenders.split(',').filter((c) => c !== '')
@@ -134,6 +138,7 @@ async function count(contender: string, concurrency: number): Promise<Segment[]>
         `--log-file=${join(dir, 'valgrind.log')}`,
         process.execPath,
         ...COUNTED_FLAGS,
+        ...(values['perf-map'] ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : []),
         ...(values.trace
           ? ['--trace-opt', '--trace-deopt', '--trace-gc', '--import', new URL('./instructions-mark.ts', import.meta.url).pathname]
           : []),
@@ -158,6 +163,14 @@ async function count(contender: string, concurrency: number): Promise<Segment[]>
       { maxBuffer: 256 * 1024 * 1024, timeout: 60 * 60_000 },
     )
     if (values.keep !== undefined) writeFileSync(join(dir, 'stdout.txt'), result.stdout)
+    if (values['perf-map']) {
+      // valgrind runs node in its own process: the pid in its log names V8's map file.
+      const pid = /^==(\d+)==/m.exec(readFileSync(join(dir, 'valgrind.log'), 'utf8'))?.[1]
+      if (pid !== undefined) {
+        copyFileSync(`/tmp/perf-${pid}.map`, join(dir, 'perf.map'))
+        rmSync(`/tmp/perf-${pid}.map`, { force: true })
+      }
+    }
     // callgrind.out.1 runs to the first mark (start-up, warm-up, a GC); then one file per segment.
     const dumps = readdirSync(dir)
       .map((file) => /^callgrind\.out\.(\d+)$/.exec(file))
