@@ -134,6 +134,9 @@ interface Made<Params extends z.ZodType, Result> {
 
 /** The path of a call: parameters percent-encoded as one segment each. */
 export function fillPath(template: string, pathParams: Readonly<Record<string, string>>): string {
+  // A path without parameters (a list of agents) skips the regular expression: a replace with a
+  // function calls into the runtime, on every call (issue 32).
+  if (!template.includes('{')) return template
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodePathSegment(pathParams[name] ?? ''))
 }
 
@@ -144,7 +147,10 @@ export function splitParams(
 ): { query: Record<string, string | number>; members: Record<string, unknown> | undefined } {
   const inQuery: Record<string, string | number> = {}
   let members: Record<string, unknown> | undefined
-  for (const [name, value] of Object.entries(params)) {
+  // for-in, not Object.entries: no array of pairs per call (issue 32); own keys only, as it.
+  for (const name in params) {
+    if (!Object.hasOwn(params, name)) continue
+    const value = params[name]
     if (value === undefined) continue
     if (query.includes(name)) inQuery[name] = value as string | number
     else (members ??= {})[name] = value

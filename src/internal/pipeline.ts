@@ -144,7 +144,7 @@ export class RequestPipeline {
     const pageRequest = (page: number): OutgoingRequest => ({
       operation: operation.name,
       method: operation.method,
-      path: `${path}${queryString({ ...query, page })}`,
+      path: `${path}${queryString(query, 'page', page)}`,
       members,
       success: operation.success,
       secretFields: operation.secretFields,

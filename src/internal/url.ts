@@ -131,12 +131,55 @@ export function encodePathSegment(segment: string): string {
   return encodeURIComponent(segment)
 }
 
-/** Builds `?page=1&limit=20` from the defined entries, in the given order; `''` when none. */
-export function queryString(query: Readonly<Record<string, string | number | undefined>>): string {
+/**
+ * Builds `?page=1&limit=20` from the defined entries, in the given order; `''` when none.
+ * `extraName`/`extraValue` set one entry as `{ ...query, [extraName]: extraValue }` would (in its
+ * place if `query` has it, else last: a list's `page`), without a copy of `query` per request.
+ */
+export function queryString(
+  query: Readonly<Record<string, string | number | undefined>>,
+  extraName?: string,
+  extraValue?: string | number,
+): string {
   let text = ''
-  for (const [key, value] of Object.entries(query)) {
+  let extraDone = false
+  // for-in, not Object.entries: no array of pairs per request (issue 32). Own keys only, as
+  // Object.entries: a key inherited from a polluted Object.prototype is not sent.
+  for (const key in query) {
+    if (!Object.hasOwn(query, key)) continue
+    let value = query[key]
+    if (key === extraName) {
+      value = extraValue
+      extraDone = true
+    }
     if (value === undefined) continue
-    text += `${text === '' ? '?' : '&'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`
+    text += `${text === '' ? '?' : '&'}${queryComponent(key)}=${queryComponent(value)}`
+  }
+  if (!extraDone && extraName !== undefined && extraValue !== undefined) {
+    text += `${text === '' ? '?' : '&'}${queryComponent(extraName)}=${queryComponent(extraValue)}`
   }
   return text
+}
+
+/**
+ * `encodeURIComponent(String(value))`, without calling it for what it would return unchanged:
+ * a safe integer (digits and `-`) or a string of unreserved characters only (`A-Z a-z 0-9 - . _ ~`,
+ * which it never escapes; `page`, `limit`). `encodeURIComponent` is a call into the runtime,
+ * several per request (issue 32).
+ */
+function queryComponent(value: string | number): string {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? `${value}` : encodeURIComponent(String(value))
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    const unreserved =
+      (c >= 0x61 && c <= 0x7a) ||
+      (c >= 0x41 && c <= 0x5a) ||
+      (c >= 0x30 && c <= 0x39) ||
+      c === 0x2d ||
+      c === 0x2e ||
+      c === 0x5f ||
+      c === 0x7e
+    if (!unreserved) return encodeURIComponent(value)
+  }
+  return value
 }
