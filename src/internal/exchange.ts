@@ -148,12 +148,16 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     const within = request.within ?? Infinity
     this.#startedAt = within === Infinity ? 0 : performance.now()
     this.#cut = within < request.options.timeout
+    // Unref'd, as Node's own http and undici's timers are: the attempt's socket (or the pool's
+    // connecting one) is what keeps the process alive. And cheaper (issue 32): clearing the last
+    // ref'd timer of a duration makes Node delete that duration's timer list, and the next call
+    // build it again (a dictionary entry and a priority-queue insert per sequential call).
     this.#timer = setTimeout(
       () => {
         this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
       },
       Math.min(request.options.timeout, within),
-    )
+    ).unref()
     const signal = request.options.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
@@ -200,7 +204,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
           this.#stop({ ok: false, failure: 'timeout', sent: true, cut: this.#cut })
         },
         Math.max(0, Math.min(this.#request.options.timeout, left)),
-      )
+      ).unref()
     }
   }
 
