@@ -14,7 +14,7 @@ import { paginationSchema, type Pagination } from '../schemas/common.ts'
 import type { PageSource } from './iterate.ts'
 import type { FetchedPage, ScanReport } from './list-scan.ts'
 import { pageIssues } from './rules.ts'
-import { createPage, type Page } from './page.ts'
+import { createPage, madeFromOf, setMadeFrom, type Page } from './page.ts'
 import { createPagePromise, type PagePromise } from './page-promise.ts'
 
 /** What a page factory gets besides the body and the response. */
@@ -108,8 +108,6 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
     })
   }
   const list = prepared
-  // What each page was made from (kept as long as the page is): its later pages iterate from it.
-  const madeFrom = new WeakMap<P, FetchedPage>()
   const source: PageSource<P> = {
     prefetch: list.prefetch,
     rescan: list.rescan,
@@ -134,11 +132,12 @@ export function listPages<Params extends z.ZodType, Body extends PageBody, P ext
           list.warn(message, fields)
         },
       })
-      madeFrom.set(made, fetched)
+      // What the page was made from (kept as long as the page is): its later pages iterate from it.
+      setMadeFrom(made, fetched)
       return made
     },
     fetchedOf: (made) =>
-      madeFrom.get(made) ?? {
+      madeFromOf(made) ?? {
         body: { data: made.data, pagination: made.pagination },
         response: made.response,
         invalid: (issues) =>

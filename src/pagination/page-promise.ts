@@ -31,8 +31,6 @@ export let createPagePromise: <T, P extends Page<T>>(first: Promise<FetchedPage>
 export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> implements AsyncIterable<T> {
   /** The first page's response; `undefined` for a PagePromise made by a static `Promise` method. */
   readonly #first: Promise<FetchedPage> | undefined
-  /** The first page, made of it. */
-  readonly #page: Promise<P> | undefined
   readonly #source: PageSource<P> | undefined
 
   static {
@@ -43,17 +41,27 @@ export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> impl
 
   /** Made by list methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */
   private constructor(first: Promise<FetchedPage> | Executor<P>, source?: PageSource<P>) {
-    const page = typeof first === 'function' || source === undefined ? undefined : first.then((fetched) => source.page(fetched))
+    let settle: { resolve: (value: P) => void; reject: (reason?: unknown) => void } | undefined
     super(
-      page === undefined
+      typeof first === 'function' || source === undefined
         ? (first as Executor<P>)
         : (resolve, reject) => {
-            page.then(resolve, reject)
+            settle = { resolve, reject }
           },
     )
     this.#first = typeof first === 'function' ? undefined : first
-    this.#page = page
     this.#source = source
+    if (settle === undefined || typeof first === 'function' || source === undefined) return
+    // The first page is made straight into this promise: no promise in between (issue 32: each
+    // one is a reaction job and a `then` lookup per call).
+    const { resolve, reject } = settle
+    first.then((fetched) => {
+      try {
+        resolve(source.page(fetched))
+      } catch (error) {
+        reject(error)
+      }
+    }, reject)
   }
 
   /** Resolves with `{ data: firstPage, response }`: the first {@link Page} and the response it came from (also `page.response`). */
@@ -85,7 +93,7 @@ export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> impl
    */
   #handledPage(): Promise<P> {
     this.then(undefined, ignore)
-    return this.#page ?? this.then((page) => page)
+    return this
   }
 }
 

@@ -2,6 +2,7 @@ import type { APIResponse } from '../core/response.ts'
 import { ChatServiceError } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 import { iterateItems, iteratePages, type PageSource } from './iterate.ts'
+import type { FetchedPage } from './list-scan.ts'
 import { hasNextPage } from './rules.ts'
 
 /**
@@ -18,6 +19,16 @@ export let createPage: <T>(
 export let bindPageSource: <P extends Page<unknown>>(page: P, source: PageSource<P>) => P
 
 /**
+ * What a listing's source made `page` from, kept on the page (set with {@link setMadeFrom}; read
+ * back by the source's `fetchedOf`): a field of the page, not a WeakMap per listing, which cost a
+ * map and an ephemeron-table entry on every list call (issue 32).
+ */
+export let madeFromOf: (page: Page<unknown>) => FetchedPage | undefined
+
+/** Records what `page` was made from (see {@link madeFromOf}). */
+export let setMadeFrom: (page: Page<unknown>, fetched: FetchedPage) => void
+
+/**
  * One page of a list operation (spec, Endpoints 2, 4–6): its `data`, the service's `pagination`
  * block, and the `response` it came from. Iterating a page with `for await` yields its items and
  * then those of every later page, following the spec's paging rule (read page p+1 only while
@@ -32,9 +43,15 @@ export class Page<T> implements AsyncIterable<T> {
   readonly response: APIResponse
   // Set by the factories above, right after construction.
   #source!: PageSource<Page<T>>
+  /** What the listing's source made this page from, when it made it (see {@link madeFromOf}). */
+  #madeFrom: FetchedPage | undefined = undefined
 
   static {
     createPage = (body, response, { source }) => bindPageSource(new Page(body, response), source)
+    madeFromOf = (page) => page.#madeFrom
+    setMadeFrom = (page, fetched) => {
+      page.#madeFrom = fetched
+    }
     bindPageSource = (page, source) => {
       page.#source = source
       return page
