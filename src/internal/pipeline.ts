@@ -24,7 +24,15 @@ import { noticeDeprecation } from './deprecation.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
-import { checkBody, decodeBody, responseMetadata, responseValidationError, statusError, type ReadContext } from './read-response.ts'
+import {
+  bodyText,
+  checkBody,
+  parseBody,
+  responseMetadata,
+  responseValidationError,
+  statusError,
+  type ReadContext,
+} from './read-response.ts'
 import { traced } from './traced.ts'
 import { mergeOptions, type ResolvedOptions } from './resolved-options.ts'
 import type { OutgoingRequest, Transport } from './transport.ts'
@@ -115,8 +123,8 @@ export class RequestPipeline {
     }
     const schema = typeof operation.response === 'function' ? operation.response(valid as z.output<Params>) : operation.response
     const merged = callOptions === undefined ? this.#options : mergeOptions(this.#options, callOptions)
-    return this.#send(request, merged, operation, (raw, body, validation) =>
-      checkBody(raw, body, request, schema, this.#readContext(validation, operation)),
+    return this.#send(request, merged, operation, (raw, body, text, validation) =>
+      checkBody(raw, body, text, request, schema, this.#readContext(validation, operation)),
     )
   }
 
@@ -159,8 +167,8 @@ export class RequestPipeline {
       fetch: (page, signal) => {
         const request = pageRequest(page)
         const pageOptions = signal === undefined ? merged : mergeOptions(merged, { signal: anySignal(merged.signal, signal) })
-        return this.#send(request, pageOptions, operation, (raw, body, validation) =>
-          checkBody(raw, body, request, schema, this.#readContext(validation, operation), breaksPaging),
+        return this.#send(request, pageOptions, operation, (raw, body, text, validation) =>
+          checkBody(raw, body, text, request, schema, this.#readContext(validation, operation), breaksPaging),
         )
       },
       invalid: (page, result, issues) =>
@@ -257,7 +265,7 @@ export class RequestPipeline {
     request: OutgoingRequest,
     options: ResolvedOptions,
     operation: Pick<Operation, 'success'>,
-    read: (raw: ReceivedResponse, body: unknown, validation: ResponseValidation) => T,
+    read: (raw: ReceivedResponse, body: unknown, text: string | undefined, validation: ResponseValidation) => T,
   ): Promise<WithResponse<T>> {
     const redactor = this.#transport.redactor
     return traced(
@@ -266,9 +274,10 @@ export class RequestPipeline {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
         noticeDeprecation(request, raw, redactor, options.log, trace)
         // The transport has remembered the secrets this body carries; what shows the headers scrubs them.
-        const body = decodeBody(raw)
+        const text = bodyText(raw)
+        const body = parseBody(raw, text)
         if (!raw.success) throw statusError(raw, body, request, redactor)
-        return { data: read(raw, body, options.responseValidation), response: responseMetadata(raw, redactor) }
+        return { data: read(raw, body, text, options.responseValidation), response: responseMetadata(raw, redactor) }
       },
     )
   }

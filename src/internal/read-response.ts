@@ -52,8 +52,17 @@ function requestIdIn(raw: Pick<ReceivedResponse, 'headers'>): string | undefined
 
 /** The body as JSON when it parses, else its text; `undefined` when empty. */
 export function decodeBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>): unknown {
-  if (raw.body.length === 0) return undefined
-  const text = raw.body.toString('utf8')
+  return parseBody(raw, bodyText(raw))
+}
+
+/** The body's text (UTF-8), `undefined` when empty: what {@link parseBody} reads, and {@link checkBody} bounds the depth of. */
+export function bodyText(raw: Pick<ReceivedResponse, 'body'>): string | undefined {
+  return raw.body.length === 0 ? undefined : raw.body.toString('utf8')
+}
+
+/** {@link decodeBody} of a body whose text is `text` (from {@link bodyText}). */
+export function parseBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>, text: string | undefined): unknown {
+  if (text === undefined) return undefined
   if (raw.truncated) return `${text}… [cut off after ${raw.body.length} bytes]`
   try {
     return JSON.parse(text) as unknown
@@ -78,6 +87,7 @@ export function decodeBody(raw: Pick<ReceivedResponse, 'body' | 'truncated'>): u
 export function checkBody<S extends z.ZodType>(
   raw: ReceivedResponse,
   body: unknown,
+  text: string | undefined,
   request: RequestSummary,
   schema: S,
   context: ReadContext,
@@ -89,9 +99,9 @@ export function checkBody<S extends z.ZodType>(
     throw responseValidationError(raw, request, [{ path: [], code: 'invalid_type', message }], context.redactor, body)
   }
   // Before any schema walks it (yours may recurse): deeper JSON would end in a RangeError. The
-  // walk is skipped when the body's bytes are too few to nest that deep (a single resource, a
-  // token), since `body` is what JSON.parse made of exactly those bytes.
-  if (mayNestDeeperThan(raw.body.length, MAX_RESPONSE_DEPTH) && nestsDeeperThan(body, MAX_RESPONSE_DEPTH)) {
+  // walk is skipped when the body's text has too few `{` and `[` to nest that deep (a single
+  // resource, a page of them), since `body` is what JSON.parse made of exactly that text.
+  if (text !== undefined && mayNestDeeperThan(text, MAX_RESPONSE_DEPTH) && nestsDeeperThan(body, MAX_RESPONSE_DEPTH)) {
     const problem = structureProblem(body, MAX_RESPONSE_DEPTH) ?? tooDeep([], MAX_RESPONSE_DEPTH)
     throw responseValidationError(raw, request, [{ ...problem, code: 'too_big' }], context.redactor, body)
   }
