@@ -33,8 +33,9 @@ export class APIPromise<T> extends Promise<T> {
 
   static {
     createAPIPromise = <T>(response: Promise<WithResponse<T>>) => new APIPromise<T>(response)
-    // `then`, `catch` and `finally` make plain Promises: only the SDK's methods make an APIPromise.
-    Reflect.defineProperty(APIPromise, Symbol.species, { get: () => Promise, configurable: true })
+    // `then`, `catch` and `finally` make plain Promises: only the SDK's methods make an APIPromise. A value,
+    // not a getter: `then` reads it on every call, and a getter is a function call each time (issue 32).
+    Reflect.defineProperty(APIPromise, Symbol.species, { value: Promise, configurable: true })
   }
 
   /** Made by the SDK's methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */

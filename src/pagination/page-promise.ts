@@ -35,8 +35,10 @@ export class PagePromise<T, P extends Page<T> = Page<T>> extends Promise<P> impl
 
   static {
     createPagePromise = <T, P extends Page<T>>(first: Promise<FetchedPage>, source: PageSource<P>) => new PagePromise<T, P>(first, source)
-    // `then`, `catch` and `finally` make plain Promises: only list methods make a PagePromise.
-    Reflect.defineProperty(PagePromise, Symbol.species, { get: () => Promise, configurable: true })
+    // `then`, `catch` and `finally` make plain Promises: only list methods make a PagePromise. A value, not a
+    // getter: `then` reads it on every call (and `await` on every call of the caller's), and a getter
+    // is a function call each time (issue 32).
+    Reflect.defineProperty(PagePromise, Symbol.species, { value: Promise, configurable: true })
   }
 
   /** Made by list methods only (and, with an executor, by the static methods `Promise` subclasses inherit). */
