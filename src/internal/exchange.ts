@@ -113,6 +113,7 @@ export function exchange(dispatch: Dispatcher['dispatch'], request: ExchangeRequ
         maxRedirections: 0,
       }
       dispatch(options, handler)
+      handler.queued()
     } catch (error) {
       handler.onResponseError(null, error instanceof Error ? error : new Error(String(error)))
     }
@@ -123,7 +124,12 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   readonly #request: ExchangeRequest
   #resolve: ((outcome: ExchangeOutcome) => void) | undefined
   #controller: Dispatcher.DispatchController | undefined
-  #timer: NodeJS.Timeout
+  /**
+   * The running deadline: the wait for a connection's (armed by {@link ExchangeHandler.queued} when
+   * `dispatch` returns without having started the request), then the exchange's (armed when it
+   * starts). Unset until one of them runs.
+   */
+  #timer: NodeJS.Timeout | undefined
   /** When the attempt started (`performance.now()`), for a finite `within` (else 0: no clock read). */
   readonly #startedAt: number
   /** The request has been handed to a connection. */
@@ -148,16 +154,6 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     const within = request.within ?? Infinity
     this.#startedAt = within === Infinity ? 0 : performance.now()
     this.#cut = within < request.options.timeout
-    // Unref'd, as Node's own http and undici's timers are: the attempt's socket (or the pool's
-    // connecting one) is what keeps the process alive. And cheaper (issue 32): clearing the last
-    // ref'd timer of a duration makes Node delete that duration's timer list, and the next call
-    // build it again (a dictionary entry and a priority-queue insert per sequential call).
-    this.#timer = setTimeout(
-      () => {
-        this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
-      },
-      Math.min(request.options.timeout, within),
-    ).unref()
     const signal = request.options.signal
     if (signal !== undefined) {
       this.#onAbort = () => {
@@ -171,6 +167,30 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   /** Whether the attempt has its outcome already. */
   get settled(): boolean {
     return this.#resolve === undefined
+  }
+
+  /**
+   * `dispatch` has returned: a request it did not start at once (no free connection) waits in the
+   * pool's queue, within the deadline of that phase (`timeout`, or less of `within`). One started
+   * at once, the usual case with a warm pool, never had that timer to arm and then re-arm (issue
+   * 32: each arming is an insert into Node's timer lists).
+   */
+  queued(): void {
+    if (this.#resolve === undefined || this.#sent || this.#timer !== undefined) return
+    this.#arm(Math.min(this.#request.options.timeout, this.#request.within ?? Infinity))
+  }
+
+  /**
+   * Runs the attempt's deadline timer for `ms` from now. Unref'd, as Node's own http and undici's
+   * timers are: the attempt's socket (or the pool's connecting one) is what keeps the process
+   * alive. And cheaper (issue 32): clearing the last ref'd timer of a duration makes Node delete
+   * that duration's timer list, and the next call build it again (a dictionary entry and a
+   * priority-queue insert per sequential call).
+   */
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
+    }, ms).unref()
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
@@ -195,16 +215,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#sent = true
     const within = this.#request.within ?? Infinity
     const left = within === Infinity ? Infinity : within - (performance.now() - this.#startedAt)
-    if (left >= this.#request.options.timeout && !this.#cut) this.#timer.refresh()
+    if (this.#timer !== undefined && left >= this.#request.options.timeout && !this.#cut) this.#timer.refresh()
     else {
       clearTimeout(this.#timer)
       this.#cut = left < this.#request.options.timeout
-      this.#timer = setTimeout(
-        () => {
-          this.#stop({ ok: false, failure: 'timeout', sent: true, cut: this.#cut })
-        },
-        Math.max(0, Math.min(this.#request.options.timeout, left)),
-      ).unref()
+      this.#arm(Math.max(0, Math.min(this.#request.options.timeout, left)))
     }
   }
 
