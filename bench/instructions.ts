@@ -26,10 +26,14 @@
 //   npm run bench:instructions                                          floor and SDK, sequential and 32 in flight
 //   npm run bench:instructions -- --contenders floor,sdk,sdk-at:.bench-out/baseline-0b1e0b1
 //   npm run bench:instructions -- --contenders sdk,sdk+spins=3000 --modes 1   a planted slowdown
+//   npm run bench:instructions -- --contenders floor,sdk --modes 1 --keep DIR --perf-map
+//   node bench/instructions-attribute.ts --a DIR/floor-1-*/callgrind.out.3 --b DIR/sdk-1-*/callgrind.out.3
+//                                          where the SDK's instructions go that the floor's do not
 // Options: --contenders (comma list; the first is the reference; `X+spins=K` adds K iterations of
 // a busy loop per call), --modes (concurrencies, default 1,32), --warm-up W (3000), --calls N
 // (500), --segments K (6), --repeats R (processes per contender and mode, 1), --page
-// agents|messages, --jobs J (valgrind processes at once, default 1), --out FILE.
+// agents|messages, --jobs J (valgrind processes at once, default 1), --out FILE, --keep DIR (the
+// callgrind files), --perf-map (with --keep: V8's map of JIT code, to name it), --trace.
 import { execFile } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -58,7 +62,7 @@ const { values } = parseArgs({
     trace: { type: 'boolean', default: false },
     // With --keep: V8 writes its map of JIT-compiled functions (--perf-basic-prof) beside each
     // run's callgrind files (perf.map), so that the `0x…` functions callgrind cannot name can be
-    // named (bench/instructions-jit-names.py).
+    // named (bench/instructions-attribute.ts).
     'perf-map': { type: 'boolean', default: false },
   },
 })
