@@ -181,16 +181,19 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * Runs the attempt's deadline timer for `ms` from now. Unref'd, as Node's own http and undici's
-   * timers are: the attempt's socket (or the pool's connecting one) is what keeps the process
-   * alive. And cheaper (issue 32): clearing the last ref'd timer of a duration makes Node delete
-   * that duration's timer list, and the next call build it again (a dictionary entry and a
-   * priority-queue insert per sequential call).
+   * Runs the attempt's deadline timer for `ms` from now. Kept ref'd, unlike Node's http and
+   * undici's own timers: a socket keeps a real request's process alive, but a dispatcher may hold a
+   * request with no handle open (msw's `delay('infinite')` over its in-memory socket, a mock that
+   * never answers), and then this timer is all that keeps the promise honest. Unref'd, such a call
+   * never settled: the process exited under it (exit code 13 for a top-level await, 0 in CommonJS)
+   * instead of throwing APITimeoutError. Unref'ing saved about 2,500 instructions a sequential call
+   * (Node deletes a duration's timer list when its last ref'd timer is cleared, and the next call
+   * builds it again: BENCHMARKS.md, issue 32's sixth look); the SDK stays under the floor without it.
    */
   #arm(ms: number): void {
     this.#timer = setTimeout(() => {
       this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
-    }, ms).unref()
+    }, ms)
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {

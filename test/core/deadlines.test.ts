@@ -7,6 +7,11 @@
  * attempts; and input that would only ever fail (whitespace around the key, a `/rest` base URL)
  * refused before anything is sent.
  */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
@@ -100,6 +105,34 @@ describe('totalTimeout', () => {
     const client = makeClient()
     expect(() => client.withOptions({ totalTimeout: 0 })).toThrow(RequestValidationError)
     expect(() => makeClient({ totalTimeout: -1 })).toThrow(RequestValidationError)
+  })
+})
+
+describe('the attempt deadline, with nothing else holding the process open', () => {
+  it('a dispatcher that holds the request without a socket (a mock that never answers): APITimeoutError, not a process that exits under the call', () => {
+    // Only a process shows it: a test runner keeps its own alive. With the deadline timer unref'd,
+    // the child exited after ~50 ms with the call unsettled (exit 13, "unsettled top-level await").
+    const dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-deadline-'))
+    try {
+      const script = join(dir, 'child.ts')
+      writeFileSync(
+        script,
+        `
+import { Dispatcher } from '${new URL('../../node_modules/undici/index.js', import.meta.url).href}'
+import { ChatServiceClient } from 'chat-service-sdk'
+class Silent extends Dispatcher {
+  dispatch(): boolean { return true } // holds the request, answers nothing, opens nothing
+}
+const client = new ChatServiceClient({ baseUrl: 'https://chat.test', keyId: 'key_1', keySecret: 'sk_test_0123456789abcdef', dispatcher: new Silent(), timeout: 200, maxRetries: 0, logLevel: 'off' })
+console.log(await client.agents.list().then(() => 'resolved', (error: Error) => error.name))
+`,
+      )
+      const fromSource = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
+      const child = spawnSync(process.execPath, ['--no-warnings', '--import', fromSource, script], { encoding: 'utf8', timeout: 15_000 })
+      expect({ status: child.status, stdout: child.stdout.trim() }, child.stderr).toEqual({ status: 0, stdout: 'APITimeoutError' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
