@@ -168,7 +168,9 @@ export function queryString(
  * several per request (issue 32).
  */
 function queryComponent(value: string | number): string {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? `${value}` : encodeURIComponent(String(value))
+  // Anything but a string (a number, or a value a future parameter lets through despite its type):
+  // what encodeURIComponent(String(value)) makes of it, a safe integer without the call.
+  if (typeof value !== 'string') return Number.isSafeInteger(value) ? `${value}` : encodeURIComponent(String(value))
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i)
     const unreserved =
