@@ -3,26 +3,16 @@
 // dependencies linked), run as a child process against the fake service in listen mode.
 import { execFileSync, spawn } from 'node:child_process'
 import { EventEmitter, once } from 'node:events'
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { build } from 'tsup'
-import { expect, inject } from 'vitest'
+import { expect } from 'vitest'
 import type { FakeServerHandle } from 'chat-service-sdk/testing'
+import { makeOncePerRun } from '../helpers/once-per-run.ts'
 import { main, type CliProcess } from '../../src/cli/main.ts'
 // What `main` loads only for a command that talks to the service (the SDK, undici, zod), loaded with
 // this module rather than first inside a test: zod's globals would appear during the test file, and
@@ -54,40 +44,8 @@ export function packedTarball(): Promise<string> {
 }
 let packed: Promise<string> | undefined
 
-/** What the file that packs leaves for the others: the tarball's path, or why packing failed. */
-type PackResult = { readonly tarball: string } | { readonly error: string }
-
 async function packOnce(): Promise<string> {
-  const directory = join(inject('runDirectory'), 'packed')
-  const resultFile = join(directory, 'result.json')
-  if (!claim(directory)) {
-    // Another file is packing: its result, once written (renamed into place whole).
-    await poll(() => existsSync(resultFile), 180_000, 50)
-    const result = JSON.parse(readFileSync(resultFile, 'utf8')) as PackResult
-    if ('error' in result) throw new Error(`packing the package failed (in another test file): ${result.error}`)
-    return result.tarball
-  }
-  let result: PackResult
-  try {
-    result = { tarball: await pack(join(directory, 'staging')) }
-  } catch (error) {
-    result = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }
-  }
-  writeFileSync(`${resultFile}.partial`, JSON.stringify(result))
-  renameSync(`${resultFile}.partial`, resultFile)
-  if ('error' in result) throw new Error(result.error)
-  return result.tarball
-}
-
-/** Makes `directory`; `false` when it is there already (mkdir is atomic: one caller of all the workers gets `true`). */
-function claim(directory: string): boolean {
-  try {
-    mkdirSync(directory)
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw error
-  }
+  return makeOncePerRun('packed', 'packing the package', 180_000, (directory) => pack(join(directory, 'staging')))
 }
 
 /** Builds the package into `staging` and packs it there; resolves with the tarball's path. */

@@ -5,16 +5,11 @@
 // some 40 such processes a run: DEVELOPERS.md, "How the suite runs"). It is today's src/, bundled by
 // esbuild as tsup bundles the published build (undici and zod stay packages), without types or
 // checks (the typecheck's). The testing kit stays source: it imports nothing of the SDK.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { inject } from 'vitest'
+import { makeOncePerRun } from './once-per-run.ts'
 
 const ENTRY = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
-
-/** What the file that bundles leaves for the others: the bundle's path, or why bundling failed. */
-type BundleResult = { readonly bundle: string } | { readonly error: string }
 
 /**
  * The environment a child started with `--import test/helpers/sdk-from-source.ts` needs to load the
@@ -27,21 +22,7 @@ export function sdkBundleEnv(): Promise<{ SDK_FROM_SOURCE_BUNDLE: string }> {
 let bundled: Promise<{ SDK_FROM_SOURCE_BUNDLE: string }> | undefined
 
 async function bundleOnce(): Promise<string> {
-  const directory = join(inject('runDirectory'), 'sdk-bundle')
-  const resultFile = join(directory, 'result.json')
-  if (!claim(directory)) {
-    // Another file is bundling: its result, once written (renamed into place whole).
-    const deadline = performance.now() + 60_000
-    while (!existsSync(resultFile)) {
-      if (performance.now() > deadline) throw new Error(`no SDK bundle in ${directory} after 60 s`)
-      await sleep(20)
-    }
-    const result = JSON.parse(readFileSync(resultFile, 'utf8')) as BundleResult
-    if ('error' in result) throw new Error(`bundling the SDK failed (in another test file): ${result.error}`)
-    return result.bundle
-  }
-  let result: BundleResult
-  try {
+  return makeOncePerRun('sdk-bundle', 'bundling the SDK', 60_000, async (directory) => {
     const bundle = join(directory, 'index.js')
     // Loaded by the one file that bundles, not by every file that waits.
     const { build } = await import('esbuild')
@@ -55,23 +36,6 @@ async function bundleOnce(): Promise<string> {
       packages: 'external',
       logLevel: 'error',
     })
-    result = { bundle }
-  } catch (error) {
-    result = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }
-  }
-  writeFileSync(`${resultFile}.partial`, JSON.stringify(result))
-  renameSync(`${resultFile}.partial`, resultFile)
-  if ('error' in result) throw new Error(result.error)
-  return result.bundle
-}
-
-/** Makes `directory`; `false` when it is there already (mkdir is atomic: one caller of all the workers gets `true`). */
-function claim(directory: string): boolean {
-  try {
-    mkdirSync(directory)
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw error
-  }
+    return bundle
+  })
 }
