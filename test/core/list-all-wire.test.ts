@@ -86,7 +86,10 @@ describe('requests in flight', () => {
     async (concurrency) => {
       const { server, client } = await serve(sizes)
       // Latency makes requests overlap; slow conversation pages are in flight next to message pages.
-      server.decide((request) => ({ delayMs: request.kind === 'conversations' ? 40 : 3 }))
+      // The first 64 message pages take 30 ms, so that all `concurrency` slots fill even when a
+      // loaded machine dispatches slowly (at 3 ms each, CI under load once saw a peak of 15 of 16).
+      let messagePages = 0
+      server.decide((request) => ({ delayMs: request.kind === 'conversations' ? 40 : messagePages++ < 64 ? 30 : 3 }))
       let peakWithConversationPage = 0
       const conversationPageInFlight = (): boolean => server.requests.some((r) => r.kind === 'conversations' && !r.answered && !r.aborted)
       const watch = setInterval(() => {
