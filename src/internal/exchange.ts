@@ -186,7 +186,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
    * request with no handle open (msw's `delay('infinite')` over its in-memory socket, a mock that
    * never answers), and then this timer is all that keeps the promise honest. Unref'd, such a call
    * never settled: the process exited under it (exit code 13 for a top-level await, 0 in CommonJS)
-   * instead of throwing APITimeoutError. Unref'ing saved about 2,500 instructions a sequential call
+   * instead of throwing APITimeoutError. Unref'ing saved about 2,800 instructions a sequential call
    * (Node deletes a duration's timer list when its last ref'd timer is cleared, and the next call
    * builds it again: BENCHMARKS.md, issue 32's sixth look); the SDK stays under the floor without it.
    */
