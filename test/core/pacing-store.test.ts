@@ -349,6 +349,43 @@ describe('what the clients of a store learn together', () => {
     expect(b.pacedRate).toBeGreaterThanOrEqual(0.8 * toldB!) // BETA × the sum, while the pause lasts
   })
 
+  it("a store's count over a second old is not used for a first estimate: the other processes may have stopped since", async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let bSeen = 0
+    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && ++bSeen === 2 ? refused : page))
+    const store = memoryStore()
+    let toldB: number | undefined
+    const observed = (maxAgeMs: number, b = false): RateLimitStore => ({
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      maxAgeMs,
+      take: async (request) => {
+        const grant = await store.take(request)
+        if (b) toldB ??= grant.acceptedPerSecond ?? undefined
+        return grant
+      },
+    })
+    const a = loopbackClient(server, { rateLimitStore: observed(0) })
+    // B reads the store at its first request, then not for 60 s.
+    const b = loopbackClient(server, { rateLimitStore: observed(60_000, true), headers: { 'x-client': 'b' } })
+    for (let i = 0; i < 40; i++) await a.agents.list()
+    await a.agents.list()
+    // Only Date moves (the pacer's and the store's clock): B's answer from the store is 1.5 s old at its 429.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
+    try {
+      await b.agents.list() // accepted; the store answers A's count
+      expect(toldB).toBeGreaterThan(5)
+      vi.setSystemTime(Date.now() + 1_500)
+      await b.agents.list() // its first 429, then accepted
+    } finally {
+      vi.useRealTimers()
+    }
+    // B's own share (1 request accepted): the least rate; with the old count, BETA × A's sum.
+    expect(b.pacedRate).toBeLessThan(0.5 * toldB!)
+    expect(b.pacedRate).toBeLessThan(2)
+  })
+
   it('with a store that does not count, it starts from its own share (the least rate, having accepted nothing)', async () => {
     const { rate, told } = await firstRateOfB(false, 40)
     expect(told).toBeUndefined()
