@@ -18,6 +18,7 @@ import {
   ResponseValidationError,
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { acceptSome } from '../helpers/pacing.ts'
 
 const seed = generateDataset({ seed: 7, agents: 3, customerUsers: 10, conversations: 4, messages: 40 })
 const key = seed.companies[0]!.keys[0]!
@@ -79,8 +80,12 @@ afterAll(async () => {
 describe('retryable statuses', () => {
   for (const status of [408, 429, 500, 502, 503, 504]) {
     it(`${status} once, then success: 2 attempts, identical requests`, async () => {
+      const c = client()
+      // After a 429 the retry waits its turn at the paced rate: learned from calls accepted before, not the least rate's 2 s (test/helpers/pacing.ts).
+      if (status === 429) await acceptSome(c)
+      fake.clearRequests()
       fake.failNext(1, { status, headers: { 'retry-after-ms': '5' } })
-      const page = await client().agents.list({ limit: 2 })
+      const page = await c.agents.list({ limit: 2 })
       expect(page.data).toHaveLength(2)
       expect(attempts()).toBe(2)
       const [first, second] = fake.requests
@@ -98,9 +103,13 @@ describe('retryable statuses', () => {
   })
 
   it('429 with Retry-After: 1 waits about a second, then succeeds', async () => {
+    // A client that has had calls accepted: a first-ever 429 would pace its retry 2 s out, Retry-After or not (test/helpers/pacing.ts).
+    const c = client()
+    await acceptSome(c)
+    fake.clearRequests()
     fake.failNext(1, { status: 429, headers: { 'retry-after': '1' } })
     const started = performance.now()
-    await client().conversations.list()
+    await c.conversations.list()
     expect(performance.now() - started).toBeGreaterThanOrEqual(900)
     expect(attempts()).toBe(2)
   })

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, RateLimitError } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent } from '../helpers/fixtures.ts'
 import { rejection, until, type Arrival, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
+import { acceptSome } from '../helpers/pacing.ts'
 
 /** Lower bound on the wait after a `retry-after: 1`, leaving 100 ms for clocks and scheduling. */
 const AT_LEAST_MS = 900
@@ -41,8 +42,15 @@ function arrivalsOf(call: string): Arrival[] {
   return server.arrivals.filter((arrival) => callOf(arrival) === call)
 }
 
-function makeClient(): ChatServiceClient {
-  return new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+/**
+ * A client that has had calls accepted before the 429 (untagged): its first 429 then paces it at
+ * some 16 requests a second, not at the least rate, whose 2 s between requests would keep the
+ * calls below past the second even with the pause broken (test/helpers/pacing.ts).
+ */
+async function makeClient(): Promise<ChatServiceClient> {
+  const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' })
+  await acceptSome(client)
+  return client
 }
 
 /** Starts `client.agents.list()` tagged `call`. */
@@ -58,7 +66,7 @@ async function tooManyRequestsSent(call: string): Promise<number> {
 
 describe('after a 429 with retry-after: 1', () => {
   it('new attempts of the client and of its derived clients wait the second out; a request in flight goes on', async () => {
-    const client = makeClient()
+    const client = await makeClient()
     try {
       const inFlight = list(client, 'in-flight')
       await until(() => arrivalsOf('in-flight').length === 1)
@@ -82,7 +90,7 @@ describe('after a 429 with retry-after: 1', () => {
   })
 
   it('a 429 on a derived client pauses its parent too', async () => {
-    const client = makeClient()
+    const client = await makeClient()
     try {
       const limited = list(client.withOptions({ maxRetries: 3 }), 'limited-derived')
       const sentAt = await tooManyRequestsSent('limited-derived')

@@ -1,0 +1,24 @@
+// A client that has been working before the 429 a test is about. From its first 429 the client
+// paces at a rate learned from what the service accepted in the second before it
+// (src/internal/rate-limit/learner.ts). A client whose very first request is refused has accepted
+// nothing, so it paces at the least rate, 0.5 requests a second: its retry and every call after it
+// wait some 2 s, whatever the 429 asked for. That wait is real seconds of the suite, and it hides
+// the wait a test means to show: a 1 s `Retry-After` ignored, or a pause not shared, still left the
+// next request 2 s late, and such tests passed with the feature broken. After `acceptSome`, the
+// first 429 lowers the rate to 0.8 × `count` a second (16 for the default 20, a request each ~60 ms):
+// what the test waits for is then the wait under test.
+import type { ChatServiceClient } from 'chat-service-sdk'
+
+/** Requests accepted before the 429: 20 in well under a second, a learned rate of 16 a second. */
+export const ACCEPTED_BEFORE_429 = 20
+
+/**
+ * Makes `count` calls (`agents.list`, tagged with `headers` when given) that the server must
+ * accept, one after another; the test clears the server's record of them afterwards if it counts.
+ */
+export async function acceptSome(
+  client: ChatServiceClient,
+  { count = ACCEPTED_BEFORE_429, headers }: { count?: number; headers?: Record<string, string> } = {},
+): Promise<void> {
+  for (let i = 0; i < count; i++) await client.agents.list({}, headers === undefined ? {} : { headers })
+}
