@@ -24,6 +24,7 @@ import {
 } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { rejection, startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
+import { onFakeClock } from '../helpers/pacing.ts'
 
 const closers: (() => Promise<unknown>)[] = []
 afterEach(async () => {
@@ -100,13 +101,16 @@ describe('progress shows the paced rate', () => {
       expect(shown).toBeGreaterThan(0)
       expect(Math.abs(shown! / client.pacedRate! - 1)).toBeLessThan(0.01)
     }
-    const all = client.conversations.messages.listAll({ limit: 10, concurrency: 16 })
-    expect(all.progress.pacedRate).toBeUndefined()
-    for await (const _ of all);
-    expectTheClientsRate(all.progress.pacedRate)
-    const night = client.conversations.messages.listNew({ limit: 10, concurrency: 16 })
-    for await (const _ of night);
-    expectTheClientsRate(night.progress.pacedRate)
+    // On a fake clock (test/helpers/pacing.ts): the rate's climb from the first 429 takes seconds of it, not of the suite.
+    await onFakeClock(async () => {
+      const all = client.conversations.messages.listAll({ limit: 10, concurrency: 16 })
+      expect(all.progress.pacedRate).toBeUndefined()
+      for await (const _ of all);
+      expectTheClientsRate(all.progress.pacedRate)
+      const night = client.conversations.messages.listNew({ limit: 10, concurrency: 16 })
+      for await (const _ of night);
+      expectTheClientsRate(night.progress.pacedRate)
+    })
   })
 })
 
@@ -114,7 +118,8 @@ describe('a whole listAll against limiters', () => {
   it('429s without Retry-After: the export completes, every message once, in order, with few 429s (0.3 ended it with RateLimitError)', async () => {
     const { fake, server } = await limitedFake(CERTAIN_429S, { conversations: 10, messages: 1_000 })
     const client = clientOf(server)
-    expect(await exportAll(client)).toEqual(expectedMessages(fake))
+    // On a fake clock, the limiter's too: the climb to its 100 a second takes seconds of it, not of the suite.
+    expect(await onFakeClock(() => exportAll(client))).toEqual(expectedMessages(fake))
     expect(client.pacedRate).toBeGreaterThan(0)
     const total = fake.requests.length
     expect(refusals(fake)).toBeGreaterThan(0)
@@ -125,7 +130,7 @@ describe('a whole listAll against limiters', () => {
   it("pacing: 'off' keeps 0.3's rule: the same export ends with RateLimitError once a page's retries run out", async () => {
     const { server } = await limitedFake(CERTAIN_429S, { conversations: 10, messages: 1_000 })
     const client = clientOf(server, { pacing: 'off', maxRetries: 1 })
-    const error = await exportAll(client).then(
+    const error = await onFakeClock(() => exportAll(client)).then(
       () => undefined,
       (caught: unknown) => caught,
     )
@@ -183,15 +188,19 @@ describe('priority: calls a person waits on go first', () => {
   it('a login call made while 12 batch calls queue at the paced rate is sent before all but the one already released', async () => {
     await start()
     const client = loopbackClient(server)
-    // The first call meets the 429 and starts pacing at the lowest rate (nothing was accepted before it).
-    await client.agents.list()
-    expect(client.pacedRate).toBeLessThan(5)
-    const stop = new AbortController()
-    const batch = Array.from({ length: 12 }, () =>
-      Promise.resolve(client.agents.list({}, { priority: 'batch', signal: stop.signal })).catch(() => 'aborted'),
-    )
-    await client.auth.issueToken({ userId: 'u-1' })
-    stop.abort()
+    // On a fake clock: the paced calls' 2 s apart are no seconds of the suite (test/helpers/pacing.ts).
+    const batch = await onFakeClock(async () => {
+      // The first call meets the 429 and starts pacing at the lowest rate (nothing was accepted before it).
+      await client.agents.list()
+      expect(client.pacedRate).toBeLessThan(5)
+      const stop = new AbortController()
+      const queued = Array.from({ length: 12 }, () =>
+        Promise.resolve(client.agents.list({}, { priority: 'batch', signal: stop.signal })).catch(() => 'aborted'),
+      )
+      await client.auth.issueToken({ userId: 'u-1' })
+      stop.abort()
+      return queued
+    })
     const order = server.arrivals.slice(2).map((a) => (a.target.startsWith('/rest/v1/auth/token') ? 'login' : 'batch'))
     // The login went out within the first two requests after the 429's retry, ahead of the queue.
     expect(order.indexOf('login')).toBeGreaterThanOrEqual(0)
@@ -228,8 +237,8 @@ describe('what a paced call does with 429s', () => {
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
     const client = loopbackClient(server)
-    // Every request refused: the rate falls to its least (0.5/s) and the client backs off.
-    const error = await rejection(client.agents.list({}, { totalTimeout: 1_500 }))
+    // Every request refused: the rate falls to its least (0.5/s, a turn each 2 s) and the client backs off.
+    const error = await rejection(client.agents.list({}, { totalTimeout: 500 }))
     expect(error).toBeInstanceOf(APITimeoutError)
     expect((error as APITimeoutError).cause).toBeInstanceOf(RateLimitError)
     expect(server.arrivals.length).toBeLessThan(6)
@@ -262,7 +271,8 @@ describe('what a paced call does with 429s', () => {
     })
     closers.push(() => client.close())
     try {
-      await client.agents.list()
+      // On a fake clock: the retry's turn at the least rate (nothing accepted before the 429) comes 2 s later.
+      await onFakeClock(() => client.agents.list())
     } finally {
       unsubscribe(PACING_CHANNEL, onEvent)
     }

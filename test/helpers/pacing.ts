@@ -7,6 +7,7 @@
 // next request 2 s late, and such tests passed with the feature broken. After `acceptSome`, the
 // first 429 lowers the rate to 0.8 × `count` a second (16 for the default 20, a request each ~60 ms):
 // what the test waits for is then the wait under test.
+import { vi } from 'vitest'
 import type { ChatServiceClient } from 'chat-service-sdk'
 
 /** Requests accepted before the 429: 20 in well under a second, a learned rate of 16 a second. */
@@ -21,4 +22,32 @@ export async function acceptSome(
   { count = ACCEPTED_BEFORE_429, headers }: { count?: number; headers?: Record<string, string> } = {},
 ): Promise<void> {
   for (let i = 0; i < count; i++) await client.agents.list({}, headers === undefined ? {} : { headers })
+}
+
+/**
+ * Runs `work` (calls to a listening fake or loopback server) on a fake clock that moves 1 ms for
+ * each real turn of the event loop, until `work` settles. Every timer but `setImmediate` is faked,
+ * as TESTING.md says, and `Date` with them: the client's pacing and pauses, undici's timers and the
+ * fake's rate limiter (which reads `Date.now()`) all keep the one clock, while the requests still
+ * travel on real sockets, one turn of the loop at a time. A paced export whose rate climbs for
+ * seconds (pacing's probing doubles it each half second) then takes as long as its requests take
+ * to send, not as long as the climb: what it does is the same, in fake milliseconds.
+ */
+export async function onFakeClock<T>(work: () => PromiseLike<T>): Promise<T> {
+  vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+  try {
+    let settled = false
+    const result = Promise.resolve(work()).finally(() => {
+      settled = true
+    })
+    // Handled here so that a rejection before the loop ends is not reported as unhandled; `await result` below rethrows it.
+    result.catch(() => undefined)
+    while (!settled) {
+      await new Promise((resolve) => setImmediate(resolve))
+      await vi.advanceTimersByTimeAsync(1)
+    }
+    return await result
+  } finally {
+    vi.useRealTimers()
+  }
 }
