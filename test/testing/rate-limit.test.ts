@@ -12,6 +12,7 @@ import {
   type RateLimitOptions,
 } from 'chat-service-sdk/testing'
 import { createFakeHandlers, createMswNetwork, type MswNetwork } from 'chat-service-sdk/testing/msw'
+import { onFakeClock } from '../helpers/pacing.ts'
 import { call, fixtureSeed, KEY_A, KEY_B, type ErrorBody } from './helpers.ts'
 
 const servers: FakeServerHandle[] = []
@@ -211,9 +212,13 @@ describe('jobs under rateLimit, through the SDK', () => {
     fake.clearRequests()
     const client = new ChatServiceClient({ ...server.clientOptions(), logLevel: 'off' })
     try {
-      for await (const user of client.customerUsers.list({ limit: 10 })) {
-        await client.customerUsers.update(user.id, { metadata: { ...user.metadata, synced: true } })
-      }
+      // On a fake clock, the limiter's too (test/helpers/pacing.ts): the 1 s pauses and the paced
+      // rate's climb from its least take seconds of it, not of the suite.
+      await onFakeClock(async () => {
+        for await (const user of client.customerUsers.list({ limit: 10 })) {
+          await client.customerUsers.update(user.id, { metadata: { ...user.metadata, synced: true } })
+        }
+      })
     } finally {
       await client.close()
     }
@@ -235,7 +240,9 @@ describe('jobs under rateLimit, through the SDK', () => {
     const client = new ChatServiceClient({ ...server.clientOptions(), logLevel: 'off' })
     const seen: string[] = []
     try {
-      for await (const message of client.conversations.messages.listAll({ limit: 100, concurrency: 8 })) seen.push(message.id)
+      await onFakeClock(async () => {
+        for await (const message of client.conversations.messages.listAll({ limit: 100, concurrency: 8 })) seen.push(message.id)
+      })
     } finally {
       await client.close()
     }
