@@ -19,6 +19,7 @@ import { createFakeChatService, generateDataset, type FakeChatService, type Fake
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
 import { memoryStore } from '../helpers/memory-store.ts'
+import { onFakeClock } from '../helpers/pacing.ts'
 
 const closers: (() => Promise<unknown>)[] = []
 afterEach(async () => {
@@ -205,11 +206,15 @@ describe('two clients sharing a store with take', () => {
 
   it('two workers exporting one company against one limit: every message once, and one budget between them', async () => {
     const { fake, server } = await limitedFake()
-    const store = memoryStore()
-    const [first, second] = await Promise.all([
-      exportShard(clientOf(server, { rateLimitStore: store }), 0),
-      exportShard(clientOf(server, { rateLimitStore: store }), 1),
-    ])
+    const store = memoryStore(() => Date.now()) // read at each call: the faked clock below
+    // On a fake clock, the limiter's and the store's too (test/helpers/pacing.ts): the climb to the
+    // limit takes seconds of it, not of the suite.
+    const [first, second] = await onFakeClock(() =>
+      Promise.all([
+        exportShard(clientOf(server, { rateLimitStore: store }), 0),
+        exportShard(clientOf(server, { rateLimitStore: store }), 1),
+      ]),
+    )
     const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
     expect([...first, ...second].sort()).toEqual([...expected].sort())
     expect(new Set([...first, ...second]).size).toBe(expected.length)
@@ -448,15 +453,17 @@ describe('what the clients of a store learn together', () => {
 describe('a store that fails never fails a call', () => {
   it('take() throws from the middle of an export on: the export completes, paced by the process alone; one warn', async () => {
     const { fake, server } = await limitedFake()
-    const store = memoryStore()
+    const store = memoryStore(() => Date.now()) // read at each call: the faked clock below
     const { lines, logger } = recorder()
     const client = clientOf(server, { rateLimitStore: store, logger, logLevel: 'warn' })
     let yielded = 0
     const seen: string[] = []
-    for await (const message of client.conversations.messages.listAll({ limit: 10, concurrency: 8 })) {
-      seen.push(message.id)
-      if (++yielded === 400) store.failing = true
-    }
+    await onFakeClock(async () => {
+      for await (const message of client.conversations.messages.listAll({ limit: 10, concurrency: 8 })) {
+        seen.push(message.id)
+        if (++yielded === 400) store.failing = true
+      }
+    })
     const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
     expect(seen).toEqual(expected)
     const warnings = lines.filter((line) => line.includes('rateLimitStore'))
