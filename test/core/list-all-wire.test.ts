@@ -86,10 +86,11 @@ describe('requests in flight', () => {
     async (concurrency) => {
       const { server, client } = await serve(sizes)
       // Latency makes requests overlap; slow conversation pages are in flight next to message pages.
-      // The first 64 message pages take 30 ms, so that all `concurrency` slots fill even when a
-      // loaded machine dispatches slowly (at 3 ms each, CI under load once saw a peak of 15 of 16).
+      // The first 4 × concurrency message pages (64 at 16) take 30 ms, so that all `concurrency`
+      // slots fill even when a loaded machine dispatches slowly (at 3 ms each, CI under load once
+      // saw a peak of 15 of 16); at concurrency 1, 64 of them were 2 s of waiting on one slot.
       let messagePages = 0
-      server.decide((request) => ({ delayMs: request.kind === 'conversations' ? 40 : messagePages++ < 64 ? 30 : 3 }))
+      server.decide((request) => ({ delayMs: request.kind === 'conversations' ? 40 : messagePages++ < 4 * concurrency ? 30 : 3 }))
       let peakWithConversationPage = 0
       const conversationPageInFlight = (): boolean => server.requests.some((r) => r.kind === 'conversations' && !r.answered && !r.aborted)
       const watch = setInterval(() => {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ChatServiceClient, RateLimitError } from 'chat-service-sdk'
 import { rejection, startLoopback, until, type LoopbackServer } from '../helpers/loopback.ts'
+import { acceptSome } from '../helpers/pacing.ts'
 
 let server: LoopbackServer
 beforeAll(async () => {
@@ -19,6 +20,10 @@ it('after a 429 with retry-after: 1 on a call with maxRetries: 0, the next call 
   )
   const client = new ChatServiceClient({ baseUrl: server.origin, keyId: 'k', keySecret: 'ks_live_Q9vX3mR7pL2wT8nB5cY1', logLevel: 'off' })
   try {
+    // Calls accepted first: a client whose first call met the 429 would pace the next one 2 s out
+    // (the least rate), hiding the pause this is about (test/helpers/pacing.ts).
+    await acceptSome(client)
+    server.clear()
     const error = await rejection(client.agents.list({}, { headers: { 'x-call': 'limited' }, maxRetries: 0 }))
     expect(error).toBeInstanceOf(RateLimitError)
     const sentAt = server.arrivals[0]!.sentAt!
