@@ -207,21 +207,35 @@ describe('two clients sharing a store with take', () => {
   it('two workers exporting one company against one limit: every message once, and one budget between them', async () => {
     const { fake, server } = await limitedFake()
     const store = memoryStore(() => Date.now()) // read at each call: the faked clock below
+    /** The tokens each worker was granted from the one store. */
+    const granted = [0, 0]
+    const workerStore = (worker: number): RateLimitStore => ({
+      get: () => store.get(),
+      set: (until) => store.set(until),
+      take: async (request) => {
+        const grant = await store.take(request)
+        granted[worker]! += grant.tokens
+        return grant
+      },
+    })
     // On a fake clock, the limiter's and the store's too (test/helpers/pacing.ts): the climb to the
     // limit takes seconds of it, not of the suite.
     const [first, second] = await onFakeClock(() =>
       Promise.all([
-        exportShard(clientOf(server, { rateLimitStore: store }), 0),
-        exportShard(clientOf(server, { rateLimitStore: store }), 1),
+        exportShard(clientOf(server, { rateLimitStore: workerStore(0) }), 0),
+        exportShard(clientOf(server, { rateLimitStore: workerStore(1) }), 1),
       ]),
     )
     const expected = fake.listConversations('comp_1').flatMap((c) => fake.listMessages('comp_1', c.id).map((m) => m.id))
     expect([...first, ...second].sort()).toEqual([...expected].sort())
     expect(new Set([...first, ...second]).size).toBe(expected.length)
-    // Both spent the store's bucket: leases with tokens, from batch traffic (leaving the reserve).
+    // Both spent the store's bucket: leases with tokens, from batch traffic (leaving the reserve),
+    // each worker granted a share of it (a worker pacing on a bucket of its own is granted none).
     const leases = store.takes.filter((take) => take.tokens > 0)
     expect(leases.length).toBeGreaterThan(0)
     expect(leases.every((take) => take.reserve >= 1)).toBe(true)
+    expect(granted[0]).toBeGreaterThan(10)
+    expect(granted[1]).toBeGreaterThan(10)
     const refused = fake.requests.filter((r) => r.status === 429).length
     expect(refused).toBeLessThan(0.2 * fake.requests.length)
   })
