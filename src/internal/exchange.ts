@@ -11,6 +11,7 @@
  */
 import type { Dispatcher } from 'undici'
 import { decoderFor, type BodyDecoder } from './decoding.ts'
+import { deadlineArmed, deadlineSettled } from './exit-hold.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 
 /** HTTP methods the service's operations use. */
@@ -181,19 +182,21 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * Runs the attempt's deadline timer for `ms` from now. Kept ref'd, unlike Node's http and
-   * undici's own timers: a socket keeps a real request's process alive, but a dispatcher may hold a
-   * request with no handle open (msw's `delay('infinite')` over its in-memory socket, a mock that
-   * never answers), and then this timer is all that keeps the promise honest. Unref'd, such a call
-   * never settled: the process exited under it (exit code 13 for a top-level await, 0 in CommonJS)
-   * instead of throwing APITimeoutError. Unref'ing saved about 2,800 instructions a sequential call
-   * (Node deletes a duration's timer list when its last ref'd timer is cleared, and the next call
-   * builds it again: BENCHMARKS.md, issue 32's sixth look); the SDK stays under the floor without it.
+   * Runs the attempt's deadline timer for `ms` from now, unref'd, as Node's http and undici unref
+   * theirs: a ref'd one cost about 2,800 instructions a sequential call (Node deletes a duration's
+   * timer list when its last ref'd timer is cleared, and the next call builds it again:
+   * BENCHMARKS.md, issue 32's sixth and eighth looks). A real request's socket keeps the process
+   * alive; for a dispatcher that holds a request with no handle open (msw's `delay('infinite')`, a
+   * mock that never answers), exit-hold.ts keeps it alive once the loop has emptied, until the
+   * deadline fires, so the call still throws APITimeoutError instead of the process exiting under
+   * it. The attempt is counted there once, at its first arming, and uncounted when it settles.
    */
   #arm(ms: number): void {
+    if (this.#timer === undefined) deadlineArmed()
     this.#timer = setTimeout(() => {
       this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
     }, ms)
+    this.#timer.unref()
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
@@ -325,7 +328,10 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#resolve = undefined
     this.#chunks = []
     this.#decoder?.destroy()
-    clearTimeout(this.#timer)
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer)
+      deadlineSettled()
+    }
     if (this.#onAbort !== undefined) this.#request.options.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)
   }

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   APIConnectionError,
   APIError,
@@ -32,6 +32,7 @@ import {
 import { MIN_RETRY_DELAY_MS } from '../../src/core/retry.ts'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { recordingLogger, rejection, type LoopbackServer, type Reply, useLoopback } from '../helpers/loopback.ts'
+import { sdkBundleEnv } from '../helpers/sdk-bundle.ts'
 
 const PAGE = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
 
@@ -109,30 +110,144 @@ describe('totalTimeout', () => {
 })
 
 describe('the attempt deadline, with nothing else holding the process open', () => {
-  it('a dispatcher that holds the request without a socket (a mock that never answers): APITimeoutError, not a process that exits under the call', () => {
-    // Only a process shows it: a test runner keeps its own alive. With the deadline timer unref'd,
-    // the child exited after ~50 ms with the call unsettled (exit 13, "unsettled top-level await").
-    const dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-deadline-'))
-    try {
-      const script = join(dir, 'child.ts')
-      writeFileSync(
-        script,
-        `
-import { Dispatcher } from '${new URL('../../node_modules/undici/index.js', import.meta.url).href}'
-import { ChatServiceClient } from 'chat-service-sdk'
+  // Only a process shows it: a test runner keeps its own alive. Each case is a child process whose
+  // dispatcher holds requests without a socket (`Silent`: a mock that never answers, as msw's
+  // delay('infinite') over its in-memory socket), so that nothing but the SDK can keep it alive
+  // until an attempt's deadline. The deadline timer is unref'd; src/internal/exit-hold.ts keeps the
+  // process alive from 'beforeExit' while an attempt is unsettled. With a plain unref, and no hold,
+  // the child exited after ~50 ms with the call unsettled (exit 13, "unsettled top-level await";
+  // exit 0 and no output in CommonJS). The spawn's own 15 s limit is what fails a child that
+  // lingers.
+  const UNDICI = new URL('../../node_modules/undici/index.js', import.meta.url)
+  const FROM_SOURCE = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
+  const OPTIONS = `{ baseUrl: 'https://chat.test', keyId: 'key_1', keySecret: 'sk_test_0123456789abcdef', timeout: 200, maxRetries: 0, logLevel: 'off' }`
+  /** ES module prelude: `Silent`, `Answering` (each request answered with PAGE on the next turn), `client(dispatcher, options)`, `outcome(promise)`. */
+  const PRELUDE = `
+import { Dispatcher } from '${UNDICI.href}'
+import { ChatServiceClient, type ClientOptions } from 'chat-service-sdk'
 class Silent extends Dispatcher {
-  dispatch(): boolean { return true } // holds the request, answers nothing, opens nothing
+  dispatched = 0
+  dispatch(): boolean { this.dispatched++; return true } // holds the request, answers nothing, opens nothing
 }
-const client = new ChatServiceClient({ baseUrl: 'https://chat.test', keyId: 'key_1', keySecret: 'sk_test_0123456789abcdef', dispatcher: new Silent(), timeout: 200, maxRetries: 0, logLevel: 'off' })
-console.log(await client.agents.list().then(() => 'resolved', (error: Error) => error.name))
+/** Answers each request on the next turn of the loop, with \`reply(n)\` for the n-th (from 1), opening nothing; none of it after \`silentFrom\`. */
+class Answering extends Dispatcher {
+  seen = 0
+  readonly reply: (n: number) => { status: number; headers: Record<string, string>; body: unknown }
+  readonly silentFrom: number
+  constructor(reply: Answering['reply'], silentFrom = Infinity) { super(); this.reply = reply; this.silentFrom = silentFrom }
+  dispatch(_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const n = ++this.seen
+    if (n >= this.silentFrom) return true
+    setImmediate(() => {
+      const controller = { abort() {}, pause() {}, resume() {}, aborted: false, paused: false, reason: null } as unknown as Dispatcher.DispatchController
+      const { status, headers, body } = this.reply(n)
+      handler.onRequestStart?.(controller, {})
+      handler.onResponseStart?.(controller, status, { 'content-type': 'application/json', ...headers }, 'OK')
+      handler.onResponseData?.(controller, Buffer.from(JSON.stringify(body)))
+      handler.onResponseEnd?.(controller, {})
+    })
+    return true
+  }
+}
+const client = (dispatcher: Dispatcher, options: Partial<ClientOptions> = {}) => new ChatServiceClient({ ...${OPTIONS}, dispatcher, ...options })
+const outcome = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: Error) => error.name)
+const PAGE = ${JSON.stringify(PAGE)}
+`
+  let dir: string
+  let env: NodeJS.ProcessEnv
+  beforeAll(async () => {
+    env = { ...process.env, ...(await sdkBundleEnv()) }
+    dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-deadline-'))
+  })
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Runs `files` (the first one the main script) in a child process: its exit code and output. */
+  function run(files: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+    for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source)
+    const main = join(dir, Object.keys(files)[0]!)
+    const child = spawnSync(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, main], { encoding: 'utf8', timeout: 15_000, env })
+    return { status: child.status, stdout: child.stdout.trim(), stderr: child.stderr }
+  }
+
+  it('a dispatcher that holds the request without a socket (a mock that never answers): APITimeoutError, not a process that exits under the call (top-level await)', () => {
+    const child = run({ 'await.mts': `${PRELUDE}\nconsole.log(await outcome(client(new Silent()).agents.list()))\n` })
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({ status: 0, stdout: 'APITimeoutError' })
+  })
+
+  it('the same in CommonJS, where the process would exit 0 with the call unsettled', () => {
+    const child = run({
+      'common.cjs': `
+const { Dispatcher } = require(${JSON.stringify(fileURLToPath(UNDICI))})
+const { ChatServiceClient } = require('chat-service-sdk')
+class Silent extends Dispatcher { dispatch() { return true } }
+new ChatServiceClient({ ...${OPTIONS}, dispatcher: new Silent() }).agents.list().then(() => console.log('resolved'), (error) => console.log(error.name))
 `,
-      )
-      const fromSource = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
-      const child = spawnSync(process.execPath, ['--no-warnings', '--import', fromSource, script], { encoding: 'utf8', timeout: 15_000 })
-      expect({ status: child.status, stdout: child.stdout.trim() }, child.stderr).toEqual({ status: 0, stdout: 'APITimeoutError' })
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({ status: 0, stdout: 'APITimeoutError' })
+  })
+
+  it('in a worker thread, which would end under the call', () => {
+    const child = run({
+      'main.mts': `
+import { Worker } from 'node:worker_threads'
+const worker = new Worker(new URL('./worker.mts', import.meta.url))
+let answer = 'the worker ended without an answer'
+worker.on('message', (message: string) => { answer = message })
+worker.on('exit', (code: number) => { console.log(answer, code) })
+`,
+      'worker.mts': `${PRELUDE}
+import { parentPort } from 'node:worker_threads'
+parentPort!.postMessage(await outcome(client(new Silent()).agents.list()))
+`,
+    })
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({ status: 0, stdout: 'APITimeoutError 0' })
+  })
+
+  it('several unsettled calls of different deadlines: each one times out, the last one too', () => {
+    const child = run({
+      'several.mts': `${PRELUDE}
+const silent = new Silent()
+const calls = [300, 100, 200].map((timeout) => outcome(client(silent, { timeout }).agents.list()))
+console.log((await Promise.all(calls)).join(' '), silent.dispatched)
+`,
+    })
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({
+      status: 0,
+      stdout: 'APITimeoutError APITimeoutError APITimeoutError 3',
+    })
+  })
+
+  it('a retry after a timed-out attempt, and after the wait a 429 asked for: the loop empties again before each, and each attempt still times out', () => {
+    const child = run({
+      'retries.mts': `${PRELUDE}
+const silent = new Silent()
+const retried = await outcome(client(silent, { timeout: 100, maxRetries: 1 }).agents.list())
+const paced = new Answering(() => ({ status: 429, headers: { 'retry-after-ms': '150' }, body: { error: 'slow down' } }), 2)
+const afterPause = await outcome(client(paced, { timeout: 100, maxRetries: 1 }).agents.list())
+console.log(retried, silent.dispatched, afterPause, paced.seen)
+`,
+    })
+    // Three requests for the paced client: a paced 429 is sent again after its wait without counting
+    // against maxRetries, and the timeout of the attempt after it is retried once.
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({
+      status: 0,
+      stdout: 'APITimeoutError 2 APITimeoutError 3',
+    })
+  })
+
+  it('a call answered in time leaves nothing behind: the process exits at once, not at the (10-minute) deadline; no listener at import', () => {
+    const child = run({
+      'answered.mts': `${PRELUDE}
+const listeners = () => process.listenerCount('beforeExit')
+const before = listeners()
+const answered = await outcome(client(new Answering(() => ({ status: 200, headers: {}, body: PAGE })), { timeout: 600_000 }).agents.list())
+console.log(before, answered, listeners())
+`,
+    })
+    // Lingering until the deadline, the child would be killed by the spawn's 15 s limit (status null).
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({ status: 0, stdout: '0 resolved 1' })
   })
 })
 

@@ -9,7 +9,9 @@
 // - the working directory;
 // - fake timers still installed;
 // - globals added or removed (string keys; a module's own symbol-keyed caches are allowed);
-// - listeners on `process` for its error, warning, exit and signal events;
+// - listeners on `process` for its error, warning, exit and signal events (but the SDK's own
+//   'beforeExit' listener, `chatServiceSdkExitHold` in src/internal/exit-hold.ts, added once per
+//   loaded copy of the SDK by its first call and kept while the module is: not a file's leftover);
 // - node:http, node:https, node:net or fetch replaced (msw's interceptors) and not restored, and
 //   undici's global dispatcher replaced;
 // - console methods or process.emitWarning replaced (a vi.spyOn is let through: vitest restores
@@ -29,6 +31,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { getGlobalDispatcher } from 'undici'
 import { afterAll, beforeAll, vi } from 'vitest'
 
+/** The SDK's own 'beforeExit' listener (src/internal/exit-hold.ts), which stays as long as its module does. */
+const SDK_LISTENER = 'chatServiceSdkExitHold'
 const PROCESS_EVENTS = ['unhandledRejection', 'uncaughtException', 'warning', 'exit', 'beforeExit', 'SIGINT', 'SIGTERM'] as const
 
 interface Shared {
@@ -70,7 +74,12 @@ function snapshot(): Shared {
     env: { ...process.env },
     cwd: process.cwd(),
     globals: new Set(Object.getOwnPropertyNames(globalThis)),
-    listeners: Object.fromEntries(PROCESS_EVENTS.map((event) => [event, process.listenerCount(event)])),
+    listeners: Object.fromEntries(
+      PROCESS_EVENTS.map((event) => [
+        event,
+        (process as NodeJS.EventEmitter).listeners(event).filter((fn) => fn.name !== SDK_LISTENER).length,
+      ]),
+    ),
     functions: replaceable(),
     dispatcher: getGlobalDispatcher(),
     servers: listeningServers(),
