@@ -129,7 +129,7 @@ class Silent extends Dispatcher {
   dispatched = 0
   dispatch(): boolean { this.dispatched++; return true } // holds the request, answers nothing, opens nothing
 }
-/** Answers each request on the next turn of the loop, with \`reply(n)\` for the n-th (from 1), opening nothing; none of it after \`silentFrom\`. */
+/** Answers the n-th request (from 1) with \`reply(n)\` on the next turn of the loop, opening nothing; from the \`silentFrom\`-th on, answers nothing. */
 class Answering extends Dispatcher {
   seen = 0
   readonly reply: (n: number) => { status: number; headers: Record<string, string>; body: unknown }
