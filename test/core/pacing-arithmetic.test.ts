@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   BETA,
+  FOUND_MARGIN,
   BETA_AFTER_PAUSE,
   PROBE_DOUBLING_MS,
   RateLearner,
@@ -160,13 +161,29 @@ describe('a paced 429 where the rate sent had climbed past what the service acce
     }
     const sentRate = shared().rate(T0 + 6_990)!
     expect(sentRate).toBeGreaterThan(115)
-    expect(lowered(shared(), 100)).toBeCloseTo(100, 6)
-    expect(lowered(shared(), undefined)).toBeCloseTo(sentRate, 6)
-    expect(lowered(shared(), 1)).toBeCloseTo(sentRate / 2, 6)
+    // Each less the margin (FOUND_MARGIN: the climb flattens under the limit found, not on it).
+    expect(lowered(shared(), 100)).toBeCloseTo(FOUND_MARGIN * 100, 6)
+    expect(lowered(shared(), undefined)).toBeCloseTo(FOUND_MARGIN * sentRate, 6)
+    expect(lowered(shared(), 1)).toBeCloseTo((FOUND_MARGIN * sentRate) / 2, 6)
     // Paused for half of the last second: 50 accepted in it is 100 a second of sending.
     const paused = shared()
     paused.paused(T0 + 6_200, 500)
-    expect(lowered(paused, 50)).toBeCloseTo(Math.min(sentRate, 100), 6)
+    expect(lowered(paused, 50)).toBeCloseTo(FOUND_MARGIN * Math.min(sentRate, 100), 6)
+  })
+
+  it('the climb after it flattens 2 % under the limit found and passes it only after about 1.5 times its length', () => {
+    const learner = new RateLearner()
+    learner.capsAtOwnSends = false
+    learner.lowersFromOwnSends = false
+    climbedPast(learner, 30)
+    const refusal = learner.refused(T0 + 6_990, T0 + 7_000, 0, 100) // the store: 100 a second accepted
+    if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+    const k = refusal.learned.recoveryMs
+    expect(refusal.learned.max).toBeCloseTo(98, 6)
+    expect(learner.rate(T0 + 7_000 + k)).toBeCloseTo(98, 6)
+    // Found exactly, with no margin, the climb would reach 100 at k; with it, at about 1.5 k.
+    expect(learner.rate(T0 + 7_000 + 1.4 * k)).toBeLessThan(100)
+    expect(learner.rate(T0 + 7_000 + 1.6 * k)).toBeGreaterThan(100)
   })
 })
 
