@@ -289,14 +289,17 @@ describe('what the clients of a store learn together', () => {
     expect(rate).toBeGreaterThanOrEqual(0.8 * told! * 0.95) // BETA × the store's sum, give or take the time since its last answer
   })
 
-  it("the first 429's estimate adds what this client accepted since it last told the store (the store's sum does not hold it yet)", async () => {
+  /**
+   * A (asking the store before every request) and B (asking it at its first request, then not for
+   * 60 s: it tells none of its own), one store; B's request number `refusedAt` is a 429. `toldB()`:
+   * what the store first answered B (its sum of all of them).
+   */
+  async function aAndB(refusedAt: number): Promise<{ a: ChatServiceClient; b: ChatServiceClient; toldB: () => number | undefined }> {
     const server = await startLoopback()
     closers.push(() => server.close())
     let bSeen = 0
-    // B's 12th request is its first 429: 11 accepted before it, of which the store heard of none.
-    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && ++bSeen === 12 ? refused : page))
+    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && ++bSeen === refusedAt ? refused : page))
     const store = memoryStore()
-    /** What the store answered B first: the sum B knew when its 429 came. */
     let toldB: number | undefined
     const observed = (maxAgeMs: number, b = false): RateLimitStore => ({
       get: () => store.get(),
@@ -308,18 +311,18 @@ describe('what the clients of a store learn together', () => {
         return grant
       },
     })
-    const options = { baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, logLevel: 'off' } as const
-    const a = new ChatServiceClient({ ...options, rateLimitStore: observed(0) })
-    // B asks the store once at its first request, then not for 60 s: it tells none of its own.
-    const b = new ChatServiceClient({ ...options, rateLimitStore: observed(60_000, true), headers: { 'x-client': 'b' } })
-    closers.push(
-      () => a.close(),
-      () => b.close(),
-    )
+    const a = loopbackClient(server, { rateLimitStore: observed(0) })
+    const b = loopbackClient(server, { rateLimitStore: observed(60_000, true), headers: { 'x-client': 'b' } })
+    return { a, b, toldB: () => toldB }
+  }
+
+  it("the first 429's estimate adds what this client accepted since it last told the store (the store's sum does not hold it yet)", async () => {
+    // B's 12th request is its first 429: 11 accepted before it, of which the store heard of none.
+    const { a, b, toldB } = await aAndB(12)
     for (let i = 0; i < 40; i++) await a.agents.list()
     await a.agents.list()
     for (let i = 0; i < 12; i++) await b.agents.list() // the last: the 429, then accepted
-    const group = toldB!
+    const group = toldB()!
     expect(group).toBeGreaterThan(5)
     // BETA × (the store's sum + B's 11 untold), give or take the time since; without them, BETA × the sum.
     expect(b.pacedRate!).toBeGreaterThanOrEqual(0.8 * (group + 11) * 0.95)
@@ -369,39 +372,21 @@ describe('what the clients of a store learn together', () => {
   })
 
   it("a store's count over a second old is not used for a first estimate: the other processes may have stopped since", async () => {
-    const server = await startLoopback()
-    closers.push(() => server.close())
-    let bSeen = 0
-    server.respond((arrival) => (arrival.headers['x-client'] === 'b' && ++bSeen === 2 ? refused : page))
-    const store = memoryStore()
-    let toldB: number | undefined
-    const observed = (maxAgeMs: number, b = false): RateLimitStore => ({
-      get: () => store.get(),
-      set: (until) => store.set(until),
-      maxAgeMs,
-      take: async (request) => {
-        const grant = await store.take(request)
-        if (b) toldB ??= grant.acceptedPerSecond ?? undefined
-        return grant
-      },
-    })
-    const a = loopbackClient(server, { rateLimitStore: observed(0) })
-    // B reads the store at its first request, then not for 60 s.
-    const b = loopbackClient(server, { rateLimitStore: observed(60_000, true), headers: { 'x-client': 'b' } })
+    const { a, b, toldB } = await aAndB(2)
     for (let i = 0; i < 40; i++) await a.agents.list()
     await a.agents.list()
     // Only Date moves (the pacer's and the store's clock): B's answer from the store is 1.5 s old at its 429.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
     try {
       await b.agents.list() // accepted; the store answers A's count
-      expect(toldB).toBeGreaterThan(5)
+      expect(toldB()).toBeGreaterThan(5)
       vi.setSystemTime(Date.now() + 1_500)
       await b.agents.list() // its first 429, then accepted
     } finally {
       vi.useRealTimers()
     }
     // B's own share (1 request accepted): the least rate; with the old count, BETA × A's sum.
-    expect(b.pacedRate).toBeLessThan(0.5 * toldB!)
+    expect(b.pacedRate).toBeLessThan(0.5 * toldB()!)
     expect(b.pacedRate).toBeLessThan(2)
   })
 
