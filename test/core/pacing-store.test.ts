@@ -48,6 +48,7 @@ async function limitedFake(): Promise<{ fake: FakeChatService; server: FakeServe
   const fake = createFakeChatService({
     seed: generateDataset({ seed: 5, conversations: 16, messages: 1_000 }),
     rateLimit: { requestsPerSecond: 80, burst: 10, retryAfter: 'none' },
+    compression: false, // under onFakeClock: zlib's thread pool would move its fake clock with the machine's load
   })
   const server = await fake.listen()
   closers.push(() => server.close())

@@ -42,7 +42,8 @@ async function limitedFake(
   rateLimit: RateLimitOptions,
   sizes = { conversations: 20, messages: 2_000 },
 ): Promise<{ fake: FakeChatService; server: FakeServerHandle }> {
-  const fake = createFakeChatService({ seed: generateDataset({ seed: 3, customerUsers: 10, ...sizes }), rateLimit })
+  // Uncompressed: several of these exports run under onFakeClock, whose clock zlib's thread pool would move with the machine's load.
+  const fake = createFakeChatService({ seed: generateDataset({ seed: 3, customerUsers: 10, ...sizes }), rateLimit, compression: false })
   const server = await fake.listen()
   closers.push(() => server.close())
   return { fake, server }

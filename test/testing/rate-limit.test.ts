@@ -205,7 +205,12 @@ describe('jobs under rateLimit, through the SDK', () => {
   }
 
   it('a nightly sync (list every user, update each) completes; each request is refused at most once', async () => {
-    const fake = createFakeChatService({ seed: generateDataset({ seed: 4, customerUsers: 20, conversations: 0, messages: 0 }), rateLimit })
+    // Uncompressed under onFakeClock: zlib's thread pool would move its fake clock with the machine's load (test/helpers/pacing.ts).
+    const fake = createFakeChatService({
+      seed: generateDataset({ seed: 4, customerUsers: 20, conversations: 0, messages: 0 }),
+      rateLimit,
+      compression: false,
+    })
     const server = await fake.listen()
     servers.push(server)
     await drain(server)
@@ -232,7 +237,11 @@ describe('jobs under rateLimit, through the SDK', () => {
   })
 
   it('listAll with 8 requests in flight completes: the client-wide pause stops a 429 storm', async () => {
-    const fake = createFakeChatService({ seed: generateDataset({ seed: 6, conversations: 20, messages: 400 }), rateLimit })
+    const fake = createFakeChatService({
+      seed: generateDataset({ seed: 6, conversations: 20, messages: 400 }),
+      rateLimit,
+      compression: false,
+    })
     const server = await fake.listen()
     servers.push(server)
     await drain(server)
