@@ -11,7 +11,7 @@
  */
 import type { Dispatcher } from 'undici'
 import { decoderFor, type BodyDecoder } from './decoding.ts'
-import { deadlineArmed, deadlineSettled } from './exit-hold.ts'
+import { deadlineArmed, deadlineSettled, unrefNodeTimer } from './exit-hold.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 
 /** HTTP methods the service's operations use. */
@@ -131,6 +131,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
    * starts). Unset until one of them runs.
    */
   #timer: NodeJS.Timeout | undefined
+  /** Whether this attempt is counted in exit-hold.ts (its deadline is a timer of Node's own). */
+  #held = false
   /** When the attempt started (`performance.now()`), for a finite `within` (else 0: no clock read). */
   readonly #startedAt: number
   /** The request has been handed to a connection. */
@@ -189,14 +191,20 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
    * alive; for a dispatcher that holds a request with no handle open (msw's `delay('infinite')`, a
    * mock that never answers), exit-hold.ts keeps it alive once the loop has emptied, until the
    * deadline fires, so the call still throws APITimeoutError instead of the process exiting under
-   * it. The attempt is counted there once, at its first arming, and uncounted when it settles.
+   * it. The attempt is counted there once while its deadline is a timer of Node's own, and
+   * uncounted when it settles.
    */
   #arm(ms: number): void {
-    if (this.#timer === undefined) deadlineArmed()
     this.#timer = setTimeout(() => {
       this.#stop({ ok: false, failure: 'timeout', sent: this.#sent, cut: this.#cut })
     }, ms)
-    this.#timer.unref()
+    // Counted while its deadline is one of Node's own timers; a test's fake one is not (exit-hold.ts).
+    const held = unrefNodeTimer(this.#timer)
+    if (held !== this.#held) {
+      this.#held = held
+      if (held) deadlineArmed()
+      else deadlineSettled()
+    }
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
@@ -328,10 +336,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.#resolve = undefined
     this.#chunks = []
     this.#decoder?.destroy()
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer)
-      deadlineSettled()
-    }
+    clearTimeout(this.#timer)
+    if (this.#held) deadlineSettled()
     if (this.#onAbort !== undefined) this.#request.options.signal?.removeEventListener('abort', this.#onAbort)
     resolve(outcome)
   }

@@ -12,7 +12,8 @@
  * code 13 under a top-level await, 0 in CommonJS) instead of the call throwing APITimeoutError.
  *
  * So this module counts the attempts whose deadline is armed and not yet settled (a counter: no
- * registry, nothing allocated per call), and listens once, from the first armed attempt on (never
+ * registry, nothing allocated per call; only deadlines that are Node's own timers, not a test's
+ * fakes: {@link unrefNodeTimer}), and listens once, from the first armed attempt on (never
  * at import), for `'beforeExit'`, which Node emits when the loop has emptied, in the main thread
  * and in worker threads alike. If attempts are then still counted, it starts one ref'd timer, the
  * hold, which keeps the loop running: the unref'd deadlines fire on time, the calls reject as
@@ -20,8 +21,18 @@
  * (then the loop empties again and the process exits). With nothing counted the listener does
  * nothing, and a listener alone never keeps a process alive. `'beforeExit'` is not emitted on
  * `process.exit()` or an uncaught exception: exits the program chose, which a ref'd timer would not
- * have delayed either.
+ * have delayed either. The hold is made and cleared with Node's own timer functions, as they were
+ * when the SDK was loaded, so that a test's fake timers neither make it nor fail to clear it.
  */
+
+// Node's own timer functions as they were when the SDK was loaded: a test's fake timers (vitest,
+// jest, sinon, node:test's mock.timers) installed later replace the globals, not these.
+const nodeSetTimeout = setTimeout
+const nodeClearTimeout = clearTimeout
+const nodeSetInterval = setInterval
+const nodeClearInterval = clearInterval
+/** The prototype of Node's own timers (`Timeout`), read once from a timer made and cleared at the first arming. */
+let nodeTimerPrototype: object | undefined
 
 /** Attempts whose deadline timer is armed and that have not settled. */
 let armed = 0
@@ -32,16 +43,35 @@ let listening = false
 /** The longest delay a Node timer takes (about 24.8 days); the hold's interval, which never needs to fire. */
 const LONGEST = 2_147_483_647
 
-/** An attempt armed its (unref'd) deadline timer. Call once per attempt, then {@link deadlineSettled} once. */
+/**
+ * Unrefs `timer`, an attempt's deadline, if it is one of Node's own timers, and says whether it
+ * was. A test's fake timer (made while fake timers were installed) is left as it is and must not
+ * be counted: it fires only when the test moves its clock, perhaps never (a test that resets its
+ * fake timers with a call still pending), and a count that never came back to zero would hold the
+ * process open for ever. Nor is it unref'd: not every fake timer has the method. (A class name does
+ * not tell them apart: node:test's fake is a `Timeout` too.)
+ */
+export function unrefNodeTimer(timer: unknown): boolean {
+  if (nodeTimerPrototype === undefined) {
+    const probe = nodeSetTimeout(noop, 0)
+    nodeTimerPrototype = Object.getPrototypeOf(probe) as object
+    nodeClearTimeout(probe)
+  }
+  if (typeof timer !== 'object' || timer === null || Object.getPrototypeOf(timer) !== nodeTimerPrototype) return false
+  ;(timer as NodeJS.Timeout).unref()
+  return true
+}
+
+/** An attempt armed a deadline timer of Node's own ({@link unrefNodeTimer}). Call once per attempt, then {@link deadlineSettled} once. */
 export function deadlineArmed(): void {
   armed++
   if (!listening) listen()
 }
 
-/** An attempt counted by {@link deadlineArmed} settled: its deadline no longer needs the process. */
+/** An attempt counted by {@link deadlineArmed} settled (or re-armed with a test's fake timer): its deadline no longer needs the process. */
 export function deadlineSettled(): void {
   if (--armed === 0 && hold !== undefined) {
-    clearInterval(hold)
+    nodeClearInterval(hold)
     hold = undefined
   }
 }
@@ -58,7 +88,7 @@ function listen(): void {
  * for as long as the module does, one per loaded copy of the SDK.
  */
 function chatServiceSdkExitHold(): void {
-  if (armed > 0 && hold === undefined) hold = setInterval(noop, LONGEST)
+  if (armed > 0 && hold === undefined) hold = nodeSetInterval(noop, LONGEST)
 }
 
 function noop(): void {}

@@ -237,6 +237,24 @@ console.log(retried, silent.dispatched, afterPause, paced.seen)
     })
   })
 
+  it("a call armed under a test's fake timers that are then reset: the process exits, not held for ever by a deadline that will never fire", () => {
+    // Found by a cold review: counted, such an attempt kept the hold (a ref'd timer) for ever once
+    // the loop emptied; before the hold, the fake deadline held nothing and the process exited.
+    const child = run({
+      'fake.mts': `${PRELUDE}
+import { mock } from 'node:test'
+mock.timers.enable({ apis: ['setTimeout', 'setInterval'] })
+const pending = client(new Silent(), { timeout: 60_000 }).agents.list()
+pending.catch(() => {})
+await new Promise((resolve) => setImmediate(resolve))
+mock.timers.reset()
+console.log('left pending', process.listenerCount('beforeExit'))
+`,
+    })
+    // Held, the child is killed by the spawn's 15 s limit (status null).
+    expect({ status: child.status, stdout: child.stdout }, child.stderr).toEqual({ status: 0, stdout: 'left pending 0' })
+  })
+
   it('a call answered in time leaves nothing behind: the process exits at once, not at the (10-minute) deadline; no listener at import', () => {
     const child = run({
       'answered.mts': `${PRELUDE}
