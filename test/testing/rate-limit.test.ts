@@ -236,7 +236,10 @@ describe('jobs under rateLimit, through the SDK', () => {
     expect(mostRefusalsOfOneRequest).toBe(1)
   })
 
-  it('listAll with 8 requests in flight completes: the client-wide pause stops a 429 storm', async () => {
+  // What keeps the requests apart here is pacing (the default) from the first 429 on: with the
+  // client-wide pause skipped this still passes (all 8 requests were in flight when the bucket ran
+  // dry, and each waits out its own 429), so the pause itself is shown by resilience/rate-limit.
+  it('listAll with 8 requests in flight completes: each request is refused at most once, no 429 storm', async () => {
     const fake = createFakeChatService({
       seed: generateDataset({ seed: 6, conversations: 20, messages: 400 }),
       rateLimit,
