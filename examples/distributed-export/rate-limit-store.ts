@@ -39,7 +39,7 @@ local last = tonumber(s[6]) or second
 if second == last + 1 then before, accepted = accepted, 0 elseif second > last + 1 then before, accepted = 0, 0 end
 accepted = accepted + (tonumber(ARGV[8]) or 0)
 redis.call('HSET', KEYS[1], 'second', second, 'accepted', accepted, 'acceptedBefore', before)
-redis.call('PEXPIRE', KEYS[1], 600000)
+redis.call('PEXPIRE', KEYS[1], 604800000)
 local perSecond = accepted + before * (1 - (now % 1000) / 1000)
 return { granted, s[3] or false, s[4] or false, s[5] or false, tostring(perSecond) }`
 

@@ -96,7 +96,9 @@ export interface RateLimitStore {
 /**
  * The send rate a client learned from a 429 (see `pacing`), as shared through
  * `RateLimitStore.take`. Every process computes the rate from it the same way, so only this
- * needs sharing. Store it as given.
+ * needs sharing. Store it as given, and keep it for a week: a process that reads one over 5
+ * minutes old does not pace by it, but its first 429 climbs from its `max` (up to a week after
+ * `at`) instead of probing for the limit again (docs/rate-limits.md, "How the rate is learned").
  */
 export interface LearnedRate {
   /** Requests per second the service accepted when the rate was last lowered. */

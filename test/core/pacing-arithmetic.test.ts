@@ -12,7 +12,9 @@ import {
   RateLearner,
   RECOVERY_MS,
   RECOVERY_PER_PAUSE,
+  REMEMBER_MS,
   SETTLE_MS,
+  UNPACE_AFTER_MS,
 } from '../../src/internal/rate-limit/learner.ts'
 
 const T0 = 1_000_000
@@ -214,5 +216,56 @@ describe("a first estimate raised to the store's count of all processes", () => 
     const lowered = learner.refused(T0 + 300, T0 + 310, 1_000)
     expect(lowered).toMatchObject({ kind: 'lowered', learned: { recoveryMs: RECOVERY_PER_PAUSE * 1_000 } })
     expect(learner.raiseFirstEstimate(1_000, T0 + 400)).toBeUndefined()
+  })
+})
+
+describe('a limit found before, remembered after pacing ended', () => {
+  /** A learner that found a limit (a 429 ended its probing) and then met no 429 until `ms` later, asked its rate then: unpaced. */
+  function foundThenQuiet(ms: number): { learner: RateLearner; max: number; at: number } {
+    const learner = probing()
+    const max = endProbe(learner, PROBE_DOUBLING_MS)
+    const at = T0 + PROBE_DOUBLING_MS + 10
+    expect(learner.rate(at + ms)).toBeUndefined()
+    return { learner, max, at }
+  }
+
+  /** The first 429 after the quiet, for a request sent at `now`, asking for a 1 s wait. */
+  const firstAgain = (learner: RateLearner, now: number) => learner.refused(now - 10, now, 1_000)
+
+  it(`the next first 429 climbs from it as after a paced 429 (${BETA_AFTER_PAUSE} of it after a 1 s wait), instead of probing up from what was accepted`, () => {
+    const { learner, max, at } = foundThenQuiet(UNPACE_AFTER_MS + 1)
+    const now = at + UNPACE_AFTER_MS + 60_000
+    expect(firstAgain(learner, now)).toEqual({ kind: 'lowered', learned: { max, at: now + 1_000, recoveryMs: RECOVERY_PER_PAUSE * 1_000 } })
+    expect(learner.rate(now + 1_000)).toBeCloseTo(BETA_AFTER_PAUSE * max, 6)
+  })
+
+  it(`for ${REMEMBER_MS / 86_400_000} days from it, not longer: then a first 429 probes again`, () => {
+    const { learner, max } = foundThenQuiet(REMEMBER_MS - 1_000)
+    expect(firstAgain(learner, T0 + REMEMBER_MS)).toMatchObject({
+      kind: 'lowered',
+      learned: { max, recoveryMs: RECOVERY_PER_PAUSE * 1_000 },
+    })
+    const { learner: later } = foundThenQuiet(REMEMBER_MS + 1_000)
+    expect(firstAgain(later, T0 + REMEMBER_MS + 2_000)).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 0 } })
+  })
+
+  it('a first estimate still probing is not a limit found: pacing that ended while probing leaves nothing to climb from', () => {
+    const learner = probing()
+    expect(learner.rate(T0 + UNPACE_AFTER_MS + 1)).toBeUndefined()
+    expect(firstAgain(learner, T0 + UNPACE_AFTER_MS + 10_000)).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 0 } })
+  })
+
+  it('one another process found, from the store: too old to pace by, it is not adopted, and the next first 429 climbs from it', () => {
+    const learner = new RateLearner()
+    const now = T0 + 86_400_000
+    const lastNight = { max: 97, at: T0, recoveryMs: RECOVERY_PER_PAUSE * 1_000 }
+    expect(learner.adopt(lastNight, now)).toBe(false)
+    expect(learner.rate(now)).toBeUndefined()
+    // A store that answered a probing state (recoveryMs 0) teaches nothing to climb from.
+    expect(learner.adopt({ max: 500, at: T0 + 1, recoveryMs: 0 }, now)).toBe(false)
+    expect(firstAgain(learner, now + 10)).toEqual({
+      kind: 'lowered',
+      learned: { max: 97, at: now + 1_010, recoveryMs: RECOVERY_PER_PAUSE * 1_000 },
+    })
   })
 })

@@ -15,6 +15,7 @@ import {
   type PacingEvent,
   type RateLimitStore,
 } from 'chat-service-sdk'
+import { BETA_AFTER_PAUSE } from '../../src/internal/rate-limit/learner.ts'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
@@ -447,6 +448,40 @@ describe('what the clients of a store learn together', () => {
     await early // B's early request: a 429, then accepted
     expect(store.learned).toEqual(lowered) // B lowered nothing (so told the store nothing newer)
     expect(b.pacedRate).toBeGreaterThanOrEqual(before)
+  })
+})
+
+describe('a limit learned on a night before, kept by the store', () => {
+  /** A client of a store that holds `learned`, whose first request is a 429 asking for 300 ms: the rate it paces at, and the store's learned rate after. */
+  async function firstRateWith(
+    learned: RateLimitStore.LearnedRate,
+  ): Promise<{ rate: number | undefined; stored: RateLimitStore.LearnedRate | null }> {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond(() => (seen++ === 0 ? { ...refused, headers: { 'retry-after-ms': '300' } } : page))
+    const store = memoryStore()
+    store.learned = learned
+    const client = loopbackClient(server, { rateLimitStore: store })
+    await client.agents.list() // its 429, 300 ms, then accepted
+    return { rate: client.pacedRate, stored: store.learned }
+  }
+
+  it(`a limit learned a day ago: the first 429 climbs from it (${BETA_AFTER_PAUSE} of it after the wait) instead of probing up from what was accepted`, async () => {
+    const lastNight = { max: 60, at: Date.now() - 86_400_000, recoveryMs: 20_000 }
+    const { rate, stored } = await firstRateWith(lastNight)
+    // Read a few ms into the climb, which starts at BETA_AFTER_PAUSE × 60 = 51 (probing would start near the least rate: nothing was accepted).
+    expect(rate).toBeGreaterThan(BETA_AFTER_PAUSE * 60 - 0.5)
+    expect(rate).toBeLessThan(60)
+    // Told to the store for the other processes: the same limit, climbing from now.
+    expect(stored).toMatchObject({ max: 60, recoveryMs: 6_000 })
+    expect(stored!.at).toBeGreaterThan(Date.now() - 1_000)
+  })
+
+  it('one learned over a week ago is not used: the first 429 probes up from what this run accepted', async () => {
+    const { rate, stored } = await firstRateWith({ max: 60, at: Date.now() - 8 * 86_400_000, recoveryMs: 20_000 })
+    expect(rate).toBeLessThan(2)
+    expect(stored).toMatchObject({ recoveryMs: 0 })
   })
 })
 

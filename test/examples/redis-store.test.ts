@@ -44,6 +44,14 @@ describe('take, as the contract says', () => {
     expect(await store.take!({ ...take, tokens: 0, learned: newer })).toMatchObject({ tokens: 0, learned: newer })
   })
 
+  it('keeps the learned rate a week after the last take (the SDK climbs from a limit up to a week old), not 10 minutes', async () => {
+    const store = redisRateLimitStore(redis, 'test:kept')
+    await store.take!({ ...take, tokens: 0, learned: { max: 42.5, at: 1_000, recoveryMs: 20_000 } })
+    const ttl = await redis.pttl('test:kept:pacing')
+    expect(ttl).toBeGreaterThan(7 * 86_400_000 - 60_000)
+    expect(ttl).toBeLessThanOrEqual(7 * 86_400_000)
+  })
+
   it('a bucket full at first, never granting past the reserve, refilled at the rate asked', async () => {
     const store = redisRateLimitStore(redis, 'test:bucket')
     // A token every 1,000 s: nothing refills while the test runs, however slow the machine.

@@ -33,7 +33,10 @@
  *   after `K` = {@link RECOVERY_MS}.
  * - Never above twice what the client actually sent in the last window (so an idle client does
  *   not build up a rate it never tried), never below {@link MIN_RATE}.
- * - Unpaced again after {@link UNPACE_AFTER_MS} without a 429.
+ * - Unpaced again after {@link UNPACE_AFTER_MS} without a 429. The limit found is remembered for
+ *   {@link REMEMBER_MS} (as is one another process found, read from the store): the next first 429
+ *   climbs from it as from a paced one, instead of probing for the limit again (a probe ends in a
+ *   second 429, a whole `Retry-After` for every process: the learning a short nightly export pays).
  *
  * Why this shape (measured in BENCHMARKS.md, "Pacing"): AIMD's linear climb spends most of each
  * cycle well below the limit (about 0.85 of it on average with `BETA` 0.7), and its climb time
@@ -93,6 +96,10 @@ function probeAverage(ms: number): number {
   const span = Math.min(ms, PROBE_DOUBLING_MS) / PROBE_DOUBLING_MS
   return span < 1e-3 ? 1 : (1 - 2 ** -span) / (span * Math.LN2)
 }
+/** How long the climb back takes after a 429 that asked for a wait of `pauseMs` (0: none), ms. */
+function recoveryFor(pauseMs: number): number {
+  return Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
+}
 /**
  * A 429 met while paced sets `max` this much under the limit it found. The climb flattens at `max`
  * and passes it only after {@link RECOVERY_MS} (or its longer form after a pause): found exactly, or
@@ -121,6 +128,13 @@ export const MIN_RATE = 0.5
 export const WINDOW_MS = 2_000
 /** Pacing ends after this long without a 429, ms. */
 export const UNPACE_AFTER_MS = 300_000
+/**
+ * A limit found (a learned rate that was not probing) is remembered this long after its `at`, ms:
+ * a first 429 within it starts the climb from that limit. A week covers nightly and weekly jobs; a
+ * service's limit changes rarely, and when it has, the climb finds it (a lower one with the next
+ * 429, a raised one by probing past the old after the climb).
+ */
+export const REMEMBER_MS = 7 * 24 * 3_600_000
 
 /** Width of one counting slot, ms. */
 const SLOT_MS = 100
@@ -173,6 +187,8 @@ class SlotCounter {
 /** The learned rate of one client (and the clients derived from it). */
 export class RateLearner {
   #learned: LearnedRate | undefined
+  /** The newest limit found, kept after pacing ended (see {@link REMEMBER_MS}). */
+  #remembered: LearnedRate | undefined
   /** When the last 429 was met, ms since the epoch. */
   #lastRefusal = 0
   /**
@@ -214,6 +230,7 @@ export class RateLearner {
     const learned = this.#learned
     if (learned === undefined) return undefined
     if (now - this.#lastRefusal > UNPACE_AFTER_MS) {
+      this.#remember(learned, now)
       this.#learned = undefined
       return undefined
     }
@@ -267,7 +284,13 @@ export class RateLearner {
     if (before !== undefined && sentAt <= this.#decreasedAt + SETTLE_MS) return { kind: 'stale' }
     if (before !== undefined && !this.#acceptedSinceDecrease) return { kind: 'closed' }
     let learned: LearnedRate
-    if (before === undefined) {
+    const remembered = this.#remembered
+    if (before === undefined && remembered !== undefined && now - remembered.at <= REMEMBER_MS) {
+      // The first 429 since a limit was found (by this process before its pacing ended, or by
+      // another, read from the store): climb from that limit as after a paced 429. What was
+      // accepted before this 429 says less: at an export's start it is a bucket's burst.
+      learned = { max: remembered.max, at: now, recoveryMs: recoveryFor(pauseMs) }
+    } else if (before === undefined) {
       // The first 429: what the service accepted in the last second or more is a lower bound of
       // its limit (a client that just started may have sent for less than that); probe up from it.
       const { count, spanMs } = this.#accepted.sum(now)
@@ -289,8 +312,7 @@ export class RateLearner {
         (this.lowersFromOwnSends ? this.#rateOf(this.#accepted, now, RECENT_SLOTS) : this.#perActiveSecond(groupAccepted, now)) ?? current
       const margin = before.recoveryMs === 0 ? 1 : FOUND_MARGIN
       const found = margin * Math.min(current, sent, Math.max(accepted, ACCEPTED_FLOOR * current))
-      const recoveryMs = Math.min(MAX_RECOVERY_MS, Math.max(RECOVERY_MS, RECOVERY_PER_PAUSE * pauseMs))
-      learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs }
+      learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs: recoveryFor(pauseMs) }
     }
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
     // the rate, and a climb timed from the 429 would come out of a 1 s pause two doublings higher.
@@ -325,13 +347,23 @@ export class RateLearner {
    * Returns whether it was taken.
    */
   adopt(shared: LearnedRate, now: number): boolean {
+    if (now - shared.at > UNPACE_AFTER_MS) {
+      // Too old to pace by (its pacing has ended): a limit to start from at the next first 429.
+      this.#remember(shared, now)
+      return false
+    }
     if (this.#learned !== undefined && shared.at <= this.#learned.at) return false
-    if (now - shared.at > UNPACE_AFTER_MS) return false
     this.#learned = shared
     this.#decreasedAt = Math.max(shared.at, now)
     this.#acceptedSinceDecrease = false
     this.#lastRefusal = Math.max(this.#lastRefusal, shared.at)
     return true
+  }
+
+  /** Keeps `learned` as the limit to start from, when it is one (not a probe's lower bound), recent, and newer than the one kept. */
+  #remember(learned: LearnedRate, now: number): void {
+    if (learned.recoveryMs === 0 || now - learned.at > REMEMBER_MS) return
+    if (this.#remembered === undefined || learned.at > this.#remembered.at) this.#remembered = learned
   }
 
   /**
