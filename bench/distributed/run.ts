@@ -42,9 +42,18 @@ const { values } = parseArgs({
     timeline: { type: 'boolean', default: false },
     /** With --timeline: the workers' pacing log lines too. */
     'pacing-log': { type: 'boolean', default: false },
+    /**
+     * The rate section, `--night 2`: each round runs the export twice, the second time as the next
+     * night does: new worker processes, and the store holding the rate the first night learned,
+     * aged by a day (copied to the second night's key, the pause and bucket left behind). Both
+     * nights' figures are printed; the table holds the second's.
+     */
+    night: { type: 'string', default: '1' },
   },
 })
 const ROUNDS = Number(values.rounds)
+const NIGHTS = Number(values.night)
+if (NIGHTS !== 1 && NIGHTS !== 2) throw new Error('--night is 1 or 2')
 const sections = new Set(values.only.split(','))
 const EXAMPLE = fileURLToPath(new URL('../../examples/distributed-export/', import.meta.url))
 const CLI = fileURLToPath(new URL('../../dist/cli/index.cjs', import.meta.url))
@@ -247,7 +256,7 @@ try {
   if (sections.has('rate')) {
     out()
     out(
-      `## Spending one rate limit from ${WORKERS} workers (@${PER_WORKER} each; ${RATE.conversations} conversations, ${RATE.messages} messages, ${RATE.latencyMs} ms a request, limit ${RATE.requestsPerSecond} requests/s per key pair), a login call every 200 ms on the company's key pair`,
+      `## Spending one rate limit from ${WORKERS} workers${NIGHTS === 2 ? ' (the second night: the store holds what the first learned)' : ''} (@${PER_WORKER} each; ${RATE.conversations} conversations, ${RATE.messages} messages, ${RATE.latencyMs} ms a request, limit ${RATE.requestsPerSecond} requests/s per key pair), a login call every 200 ms on the company's key pair`,
     )
     out()
     const seed = generateDataset({ seed: 29, conversations: RATE.conversations, messages: RATE.messages })
@@ -279,91 +288,112 @@ try {
           const fake = createFakeChatService({ seed, latencyMs: RATE.latencyMs, rateLimit })
           const server = await fake.listen()
           const { baseUrl, keyId, keySecret } = server.clientOptions()
-          const prefix = `rate-${round}-${Object.keys(limiters).indexOf(limiterName)}-${Object.keys(contenders).indexOf(name)}`
-          const env = {
-            CHAT_SERVICE_BASE_URL: baseUrl,
-            CHAT_SERVICE_KEY_ID: keyId,
-            CHAT_SERVICE_KEY_SECRET: keySecret,
-            REDIS_URL: redis.url,
-            EXPORT_PREFIX: prefix,
-            EXPORT_CONCURRENCY: String(PER_WORKER),
-            EXPORT_RATE_LIMIT_STORE: contender.store,
-            EXPORT_PACING: contender.pacing,
-          }
-          const workers = await startWorkers(env)
-          await sleep(1_100) // the bucket full again after the workers' start
-          // The company's login path: its own client on the same key pair and the same store.
-          const loginRedis = new Redis(redis.url)
-          const store = redisRateLimitStore(loginRedis, `${prefix}:rate-limited-until:${keyId}`) // the workers' key (config.ts, rateLimitKey)
-          const login = new ChatServiceClient({
-            baseUrl,
-            keyId,
-            keySecret,
-            logLevel: 'off',
-            pacing: contender.pacing,
-            rateLimitStore: contender.store === 'on' ? store : pauseOnly(store),
-          })
-          const loginTimes: number[] = []
-          let exporting = true
-          const logins = (async () => {
-            while (exporting) {
-              const began = performance.now()
-              try {
-                await login.auth.issueToken({ userId: 'u-login' })
-                loginTimes.push(performance.now() - began)
-              } catch {
-                loginTimes.push(Number.POSITIVE_INFINITY)
-              }
-              const spent = performance.now() - began
-              if (spent < 200) await sleep(200 - spent)
+          const firstPrefix = `rate-${round}-${Object.keys(limiters).indexOf(limiterName)}-${Object.keys(contenders).indexOf(name)}`
+          for (let night = 1; night <= NIGHTS; night++) {
+            const prefix = night === 1 ? firstPrefix : `${firstPrefix}-night-${night}`
+            if (night > 1) {
+              // The store as the next night finds it: the learned rate a day older, nothing else.
+              const pacingKey = (of: string): string => `${of}:rate-limited-until:${keyId}:pacing`
+              const admin = new Redis(redis.url)
+              const [max, learnedAt, recoveryMs] = await admin.hmget(pacingKey(firstPrefix), 'max', 'learnedAt', 'recoveryMs')
+              if (max != null && learnedAt != null && recoveryMs != null)
+                await admin.hset(pacingKey(prefix), { max, learnedAt: Number(learnedAt) - 86_400_000, recoveryMs })
+              admin.disconnect()
+              await sleep(1_100) // the limiter's bucket full again, as after a day
             }
-          })()
-          const dir = join(work, prefix)
-          const started = performance.now()
-          const producer = run(
-            process.execPath,
-            [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', 'n1'],
-            env,
-          )
-          if (values.timeline) {
-            const seen = new Set<string>()
-            const stamp = setInterval(() => {
-              for (const line of [...producer.lines, ...workers.flatMap((w) => w.lines)])
-                if (!seen.has(line)) {
-                  seen.add(line)
-                  log(`    ${((performance.now() - started) / 1000).toFixed(2)}s ${line}`)
-                }
-            }, 20)
-            void producer.exit.finally(() => {
-              clearInterval(stamp)
+            const before = fake.requests.length
+            const env = {
+              CHAT_SERVICE_BASE_URL: baseUrl,
+              CHAT_SERVICE_KEY_ID: keyId,
+              CHAT_SERVICE_KEY_SECRET: keySecret,
+              REDIS_URL: redis.url,
+              EXPORT_PREFIX: prefix,
+              EXPORT_CONCURRENCY: String(PER_WORKER),
+              EXPORT_RATE_LIMIT_STORE: contender.store,
+              EXPORT_PACING: contender.pacing,
+            }
+            const workers = await startWorkers(env)
+            await sleep(1_100) // the bucket full again after the workers' start
+            // The company's login path: its own client on the same key pair and the same store.
+            const loginRedis = new Redis(redis.url)
+            const store = redisRateLimitStore(loginRedis, `${prefix}:rate-limited-until:${keyId}`) // the workers' key (config.ts, rateLimitKey)
+            const login = new ChatServiceClient({
+              baseUrl,
+              keyId,
+              keySecret,
+              logLevel: 'off',
+              pacing: contender.pacing,
+              rateLimitStore: contender.store === 'on' ? store : pauseOnly(store),
             })
+            const loginTimes: number[] = []
+            let exporting = true
+            const logins = (async () => {
+              while (exporting) {
+                const began = performance.now()
+                try {
+                  await login.auth.issueToken({ userId: 'u-login' })
+                  loginTimes.push(performance.now() - began)
+                } catch {
+                  loginTimes.push(Number.POSITIVE_INFINITY)
+                }
+                const spent = performance.now() - began
+                if (spent < 200) await sleep(200 - spent)
+              }
+            })()
+            const dir = join(work, prefix)
+            const started = performance.now()
+            const producer = run(
+              process.execPath,
+              [join(EXAMPLE, 'producer.ts'), '--out', dir, '--shards', String(WORKERS), '--night', 'n1'],
+              env,
+            )
+            if (values.timeline) {
+              const seen = new Set<string>()
+              const stamp = setInterval(() => {
+                for (const line of [...producer.lines, ...workers.flatMap((w) => w.lines)])
+                  if (!seen.has(line)) {
+                    seen.add(line)
+                    log(`    ${((performance.now() - started) / 1000).toFixed(2)}s ${line}`)
+                  }
+              }, 20)
+              void producer.exit.finally(() => {
+                clearInterval(stamp)
+              })
+            }
+            await mustExit(producer, 'producer')
+            const wallMs = performance.now() - started
+            exporting = false
+            await logins
+            await login.close()
+            loginRedis.disconnect()
+            const lines = await countLines(dir)
+            if (lines !== RATE.messages) throw new Error(`${name}: ${lines} lines, expected ${RATE.messages}`)
+            await stopAll(workers)
+            const requests = fake.requests.slice(before)
+            const refused = requests.filter((request) => request.status === 429).length
+            if (values.timeline) log(timeline(requests, started))
+            if (values['pacing-log'])
+              for (const [index, worker] of workers.entries())
+                for (const line of worker.lines) if (line.includes('pacing')) log(`    worker ${index}: ${line}`)
+            const statuses = { ok: requests.length - refused, refused }
+            const sorted = loginTimes.toSorted((x, y) => x - y)
+            const useful = statuses.ok / (wallMs / 1000) / RATE.requestsPerSecond
+            const span = exportSpanUseful(requests) / RATE.requestsPerSecond
+            const refusedShare = (100 * statuses.refused) / (statuses.ok + statuses.refused)
+            const p95 = percentile(sorted, 95)
+            if (night === NIGHTS) {
+              figures.useful.push(useful)
+              figures.span.push(span)
+              figures.refused.push(refusedShare)
+              figures.p50.push(percentile(sorted, 50))
+              figures.p95.push(p95)
+              figures.wall.push(wallMs / 1000)
+            }
+            log(
+              `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}${NIGHTS > 1 ? `, night ${night}` : ''}: useful ${useful.toFixed(2)} of the limit (${span.toFixed(2)} over the export), ${refusedShare.toFixed(1)} % 429s, login p95 ${p95.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
+            )
           }
-          await mustExit(producer, 'producer')
-          const wallMs = performance.now() - started
-          exporting = false
-          await logins
-          await login.close()
-          loginRedis.disconnect()
-          const lines = await countLines(dir)
-          if (lines !== RATE.messages) throw new Error(`${name}: ${lines} lines, expected ${RATE.messages}`)
-          await stopAll(workers)
           await server.close()
-          const refused = fake.requests.filter((request) => request.status === 429).length
-          if (values.timeline) log(timeline(fake.requests, started))
-          if (values['pacing-log'])
-            for (const [index, worker] of workers.entries())
-              for (const line of worker.lines) if (line.includes('pacing')) log(`    worker ${index}: ${line}`)
-          const statuses = { ok: fake.requests.length - refused, refused }
-          const sorted = loginTimes.toSorted((x, y) => x - y)
-          figures.useful.push(statuses.ok / (wallMs / 1000) / RATE.requestsPerSecond)
-          figures.span.push(exportSpanUseful(fake.requests) / RATE.requestsPerSecond)
-          figures.refused.push((100 * statuses.refused) / (statuses.ok + statuses.refused))
-          figures.p50.push(percentile(sorted, 50))
-          figures.p95.push(percentile(sorted, 95))
-          figures.wall.push(wallMs / 1000)
-          log(
-            `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}: useful ${figures.useful.at(-1)!.toFixed(2)} of the limit (${figures.span.at(-1)!.toFixed(2)} over the export), ${figures.refused.at(-1)!.toFixed(1)} % 429s, login p95 ${figures.p95.at(-1)!.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
-          )
         }
         rows.push([
           limiterName,

@@ -19,10 +19,15 @@
  * drawn from a seeded generator: the figure is the median and the range over the seeds, the same on
  * every machine. `--jitter 0 --seeds 1` is one run in lockstep, as the simulation first ran.
  *
- *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--only 0] [--trace]
+ * `--night 2` (with `--processes`): each run is a second night. The first runs as above; the second,
+ * a simulated day later, starts new processes on the same store, which holds the rate the first
+ * night learned (the Redis store keeps it a week): the figures are the second night's.
+ *
+ *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--night 2] [--only 0] [--trace]
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { parseArgs } from 'node:util'
+import type { RateLimitStore } from 'chat-service-sdk'
 import { mulberry32 } from 'chat-service-sdk/testing'
 import { PACING_CHANNEL, type PacingEvent } from '../../src/core/tracing.ts'
 import type { ReceivedResponse } from '../../src/internal/exchange.ts'
@@ -43,6 +48,7 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '9' },
     only: { type: 'string' },
     trace: { type: 'boolean', default: false },
+    night: { type: 'string', default: '1' },
   },
 })
 const durationMs = Number(values.seconds) * 1000
@@ -51,6 +57,10 @@ const perProcess = Number(values['per-process'])
 const storeMs = Number(values['store-ms'])
 const jitterMs = Number(values.jitter)
 const seeds = Number(values.seeds)
+const night = Number(values.night)
+if (night !== 1 && !(night === 2 && processes > 1))
+  throw new Error('--night is 1, or 2 with --processes (one process without a store remembers nothing from the night before)')
+const DAY_MS = 86_400_000
 const LATENCY_MS = 10
 
 /** A virtual clock: timers run in time order (ties in the order set); promises settle between them. */
@@ -134,14 +144,22 @@ interface Result {
   readonly loginP95: number
   readonly loginMax: number
   readonly touches: number
+  /** The learned rate the store held at the end (with a store). */
+  readonly learned: RateLimitStore.LearnedRate | null
 }
 
-async function simulate(limiter: Limiter, limitPerSecond: number, seed: number): Promise<Result> {
+/** One run; `remembered`: the learned rate the store holds at its start (a night before: a day later). */
+async function simulate(
+  limiter: Limiter,
+  limitPerSecond: number,
+  seed: number,
+  remembered?: RateLimitStore.LearnedRate | null,
+): Promise<Result> {
   // Each seed is one run, the same on every machine.
   const random = mulberry32(seed)
   // Each run starts at its own moment within a second (the limiters' windows and the store's count
   // are aligned to whole seconds of the clock, and so are where the run's first 429s fall in them).
-  const clock = new VirtualClock(1_000_000_000 + Math.floor(random() * 1000))
+  const clock = new VirtualClock(1_000_000_000 + (remembered === undefined ? 0 : DAY_MS) + Math.floor(random() * 1000))
   // The pause (pause.ts) reads Date.now(); everything else takes the clock.
   const realNow = Date.now
   Date.now = () => clock.now()
@@ -150,6 +168,7 @@ async function simulate(limiter: Limiter, limitPerSecond: number, seed: number):
   const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
   const signal = new AbortController().signal
   const shared = processes > 1 ? memoryStore(() => clock.now()) : undefined
+  if (shared !== undefined && remembered !== undefined) shared.learned = remembered
   /** The store `--store-ms` away: each call goes there, is answered, and comes back. */
   const store =
     shared === undefined
@@ -253,6 +272,7 @@ async function simulate(limiter: Limiter, limitPerSecond: number, seed: number):
     loginP95: at(0.95),
     loginMax: logins.at(-1) ?? NaN,
     touches,
+    learned: shared?.learned ?? null,
   }
 }
 
@@ -271,7 +291,7 @@ const who =
     ? `${processes} processes sharing a store (${storeMs} ms away), ${perProcess} in flight each, the login calls on a client of their own`
     : `one process, ${perProcess} in flight, the login calls on the same client`
 console.log(
-  `pacing simulation: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
+  `pacing simulation${night === 2 ? ', the second night (the store holds what the first learned)' : ''}: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
     `${seeds} seeded run(s) per limiter: median (min–max)`,
 )
 console.log('limiter'.padEnd(46), 'useful / limit'.padEnd(20), '429s'.padEnd(16), 'touches'.padEnd(10), 'login p50 / p95 / max ms')
@@ -287,8 +307,11 @@ const cell = (values: readonly number[], digits: number, scale = 1): string => {
 for (const [index, scenario] of scenarios.entries()) {
   if (values.only !== undefined && String(index) !== values.only) continue
   const runs: Result[] = []
-  for (let seed = 1; seed <= seeds; seed++) runs.push(await simulate(scenario.make(), scenario.limit, seed))
-  const of = (key: keyof Result): number[] => runs.map((run) => run[key])
+  for (let seed = 1; seed <= seeds; seed++) {
+    const first = await simulate(scenario.make(), scenario.limit, seed)
+    runs.push(night === 1 ? first : await simulate(scenario.make(), scenario.limit, seed, first.learned))
+  }
+  const of = (key: Exclude<keyof Result, 'learned'>): number[] => runs.map((run) => run[key])
   console.log(
     scenario.name.padEnd(46),
     cell(of('share'), 3).padEnd(20),
