@@ -12,7 +12,8 @@ const SET_LATER = `if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARG
 /**
  * `RateLimitStore.take`, atomically: keeps the newer learned rate (by its `at`), then refills the
  * bucket at the rate asked (on Redis's own clock, so the workers' clocks only matter for the
- * learned rate's `at`) and grants what is above the reserve. Forgotten after 10 idle minutes.
+ * learned rate's `at`) and grants what is above the reserve. Kept a week idle (the SDK starts a first 429
+ * from a limit learned up to a week before).
  * ARGV: tokens, reserve, ratePerSecond, burst, learned max, at, recoveryMs ('' when none), accepted.
  * It also counts the requests accepted per second of Redis's clock (this second and the last), to
  * answer what all processes accepted over about the last second.
