@@ -87,8 +87,9 @@ export interface RateLimitStore {
    * with `tokens: 0` at the same cadence as `get()`, to learn that another process started pacing.
    * Calls a person waits on (`priority: 'interactive'`) ask with `reserve: 0`; batch traffic leaves
    * a tenth of a second's worth of tokens for them. A `take` that throws, rejects, answers
-   * something that is not a `RateLimitGrant`, or takes over 250 ms is logged once at `warn`; the
-   * process then paces on its own and tries the store again 5 s later. Never a failed call.
+   * something that is not a `RateLimitGrant` (a learned rate whose `at` lies over 120 s ahead of
+   * the process's clock included: no SDK sets one), or takes over 250 ms is logged once at `warn`;
+   * the process then paces on its own and tries the store again 5 s later. Never a failed call.
    */
   take?(request: RateLimitTake): RateLimitGrant | Promise<RateLimitGrant>
 }

@@ -516,6 +516,13 @@ describe('a store that fails never fails a call', () => {
       () => Promise.resolve({ tokens: 0, learned: { max: Number.NaN, at: 1, recoveryMs: 0 } }),
       'not a RateLimitGrant',
     ],
+    [
+      // A process whose clock is a day fast told it: adopted, it froze every process at 0.85 × 50 for a day.
+      'answers a learned rate whose climb starts a day from now',
+      (request: RateLimitStore.Take) =>
+        Promise.resolve({ tokens: request.tokens, learned: { max: 50, at: Date.now() + 86_400_000, recoveryMs: 20_000 } }),
+      "ahead of this process's clock",
+    ],
   ])('take() that %s: calls go on (paced by the process alone), one warn', async (_name, take, warning) => {
     const server = await startLoopback()
     closers.push(() => server.close())

@@ -47,6 +47,14 @@ const MAX_CLOSED_HOLD_MS = 8_000
  * 429's estimate while no older than this, ms: a few of the store's 100 ms reads.
  */
 const GROUP_ACCEPTED_MAX_AGE_MS = 1_000
+/**
+ * A learned rate's `at` further ahead of this process's clock than this (ms) is not one any SDK set
+ * (a 429 starts the climb at most MAX_RETRY_AFTER_MS after it; the rest allows for clock skew), as
+ * for the pause (pause.ts): a store that answers one fails the `take`. Adopted, it froze every
+ * process at the rate it starts from until that moment (its climb starts then, and pacing ends
+ * 5 minutes after it), and the store kept it over every newer rate the processes learned.
+ */
+const MAX_LEARNED_AHEAD_MS = 2 * MAX_RETRY_AFTER_MS
 /** Rate changes smaller than this share of the last one reported are not reported again. */
 const REPORT_STEP = 0.1
 
@@ -410,6 +418,11 @@ export class RateLimits {
     const answer = await withTimeout(() => store.take?.(lease), LEASE_TIMEOUT_MS, this.#clock)
     const granted = checkGrant(answer, lease.tokens)
     if (granted === undefined) throw new Error(`it answered ${describeValue(answer)}, not a RateLimitGrant`)
+    const ahead = (granted.learned?.at ?? 0) - this.#clock.now()
+    if (ahead > MAX_LEARNED_AHEAD_MS)
+      throw new Error(
+        `it answered a learned rate whose at is ${Math.round(ahead)} ms ahead of this process's clock (no SDK sets one over ${MAX_LEARNED_AHEAD_MS} ms ahead: do the clocks of the processes sharing the store agree?)`,
+      )
     if (granted.acceptedPerSecond !== undefined) this.#groupAccepted = { perSecond: granted.acceptedPerSecond, at: this.#clock.now() }
     return granted
   }
