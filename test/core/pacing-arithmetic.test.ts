@@ -255,6 +255,15 @@ describe('a limit found before, remembered after pacing ended', () => {
     expect(firstAgain(learner, T0 + UNPACE_AFTER_MS + 10_000)).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 0 } })
   })
 
+  it("the newest limit found wins: an older one read from the store later does not replace this client's own", () => {
+    const { learner, max, at } = foundThenQuiet(UNPACE_AFTER_MS + 1)
+    expect(learner.adopt({ max: 3 * max, at: at - 86_400_000, recoveryMs: RECOVERY_PER_PAUSE * 1_000 }, at + UNPACE_AFTER_MS + 2)).toBe(
+      false,
+    )
+    const now = at + 86_400_000
+    expect(firstAgain(learner, now)).toMatchObject({ kind: 'lowered', learned: { max } })
+  })
+
   it('one another process found, from the store: too old to pace by, it is not adopted, and the next first 429 climbs from it', () => {
     const learner = new RateLearner()
     const now = T0 + 86_400_000
