@@ -8,6 +8,7 @@ import {
   BETA,
   FOUND_MARGIN,
   BETA_AFTER_PAUSE,
+  MIN_RATE,
   PROBE_DOUBLING_MS,
   RateLearner,
   RECOVERY_MS,
@@ -253,6 +254,14 @@ describe('a limit found before, remembered after pacing ended', () => {
     const learner = probing()
     expect(learner.rate(T0 + UNPACE_AFTER_MS + 1)).toBeUndefined()
     expect(firstAgain(learner, T0 + UNPACE_AFTER_MS + 10_000)).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 0 } })
+  })
+
+  it('one below what the service accepted just before the 429 is stale (a night of 429s left it at the least rate): the first 429 probes up from what was accepted', () => {
+    const learner = new RateLearner()
+    const now = T0 + 86_400_000
+    expect(learner.adopt({ max: MIN_RATE / BETA, at: T0, recoveryMs: RECOVERY_PER_PAUSE * 1_000 }, now)).toBe(false)
+    for (let i = 0; i < 40; i++) learner.accepted(0, now - 1_000 + i * 25)
+    expect(firstAgain(learner, now)).toEqual({ kind: 'lowered', learned: { max: 40, at: now + 1_000, recoveryMs: 0 } })
   })
 
   it("the newest limit found wins: an older one read from the store later does not replace this client's own", () => {

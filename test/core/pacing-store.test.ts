@@ -20,7 +20,7 @@ import { createFakeChatService, generateDataset, type FakeChatService, type Fake
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
 import { memoryStore } from '../helpers/memory-store.ts'
-import { onFakeClock } from '../helpers/pacing.ts'
+import { ACCEPTED_BEFORE_429, acceptSome, onFakeClock } from '../helpers/pacing.ts'
 
 const closers: (() => Promise<unknown>)[] = []
 afterEach(async () => {
@@ -476,6 +476,21 @@ describe('a limit learned on a night before, kept by the store', () => {
     // Told to the store for the other processes: the same limit, climbing from now.
     expect(stored).toMatchObject({ max: 60, recoveryMs: 6_000 })
     expect(stored!.at).toBeGreaterThan(Date.now() - 1_000)
+  })
+
+  it('one below what this run had accepted is stale (a night of 429s left it at the least rate): the first 429 probes up from what was accepted', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond(() => (++seen === ACCEPTED_BEFORE_429 + 1 ? { ...refused, headers: { 'retry-after-ms': '300' } } : page))
+    const store = memoryStore()
+    store.learned = { max: 0.625, at: Date.now() - 86_400_000, recoveryMs: 20_000 }
+    const client = loopbackClient(server, { rateLimitStore: store })
+    await acceptSome(client) // 20 accepted in well under a second
+    await client.agents.list() // its 429, 300 ms, then accepted
+    // Probing up from 0.8 × 20 (or more: the store's count), where climbing from the stale limit paced at 0.85 × 0.625.
+    expect(client.pacedRate).toBeGreaterThanOrEqual(0.8 * ACCEPTED_BEFORE_429)
+    expect(store.learned).toMatchObject({ recoveryMs: 0 })
   })
 
   it('one learned over a week ago is not used: the first 429 probes up from what this run accepted', async () => {

@@ -36,7 +36,8 @@
  * - Unpaced again after {@link UNPACE_AFTER_MS} without a 429. The limit found is remembered for
  *   {@link REMEMBER_MS} (as is one another process found, read from the store): the next first 429
  *   climbs from it as from a paced one, instead of probing for the limit again (a probe ends in a
- *   second 429, a whole `Retry-After` for every process: the learning a short nightly export pays).
+ *   second 429, a whole `Retry-After` for every process: the learning a short nightly export pays);
+ *   unless it is below what the service accepted just before that 429, which shows it stale.
  *
  * Why this shape (measured in BENCHMARKS.md, "Pacing"): AIMD's linear climb spends most of each
  * cycle well below the limit (about 0.85 of it on average with `BETA` 0.7), and its climb time
@@ -285,17 +286,20 @@ export class RateLearner {
     if (before !== undefined && !this.#acceptedSinceDecrease) return { kind: 'closed' }
     let learned: LearnedRate
     const remembered = this.#remembered
-    if (before === undefined && remembered !== undefined && now - remembered.at <= REMEMBER_MS) {
-      // The first 429 since a limit was found (by this process before its pacing ended, or by
-      // another, read from the store): climb from that limit as after a paced 429. What was
-      // accepted before this 429 says less: at an export's start it is a bucket's burst.
-      learned = { max: remembered.max, at: now, recoveryMs: recoveryFor(pauseMs) }
-    } else if (before === undefined) {
+    if (before === undefined) {
       // The first 429: what the service accepted in the last second or more is a lower bound of
-      // its limit (a client that just started may have sent for less than that); probe up from it.
+      // its limit (a client that just started may have sent for less than that).
       const { count, spanMs } = this.#accepted.sum(now)
       const own = (count * 1000) / Math.max(MIN_FIRST_SPAN_MS, spanMs)
-      learned = { max: Math.max(MIN_RATE / BETA, own, groupAccepted ?? 0), at: now, recoveryMs: 0 }
+      const estimate = Math.max(MIN_RATE / BETA, own, groupAccepted ?? 0)
+      // Since a limit was found (by this process before its pacing ended, or by another, read from
+      // the store), climb from it as after a paced 429: what was accepted says less (at an export's
+      // start, a bucket's burst). Unless the service just accepted more than it: then it is stale
+      // (a night of 429s left it at the least rate, and each first 429 would carry it on), probe.
+      learned =
+        remembered !== undefined && now - remembered.at <= REMEMBER_MS && remembered.max >= estimate
+          ? { max: remembered.max, at: now, recoveryMs: recoveryFor(pauseMs) }
+          : { max: estimate, at: now, recoveryMs: 0 }
     } else {
       // Paced: the service refused at the rate sent, so its limit is about that (the paced rate,
       // or what was actually sent while not paused, if less), or what it accepted in the last
