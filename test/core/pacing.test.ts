@@ -327,6 +327,39 @@ describe('the learned rate over time (fake clock)', () => {
   })
 })
 
+describe('a limit found, remembered after pacing ended', () => {
+  it('the first 429 after pacing ended climbs from the limit found before, not from the one request accepted before it', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    // 20 accepted, a 429 (probing up from 0.8 × 20), one accepted, a 429 that ends the probing (a limit found), then the rest.
+    server.respond(() => ([21, 23, 26].includes(++seen) ? { status: 429, body: { error: 'slow down' } } : { body: page }))
+    const client = loopbackClient(server)
+    for (let i = 0; i < 20; i++) await client.agents.list()
+    // Only Date is faked, moving with real time: the waits at the paced rate are real (tens of ms); the 5 minutes without a 429 are a jump of the clock.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now(), shouldAdvanceTime: true, advanceTimeDelta: 5 })
+    try {
+      await client.agents.list() // 21: the 429, then 22
+      vi.setSystemTime(Date.now() + 150) // the next 429 must be for a request sent over 100 ms after the decrease to count
+      await client.agents.list() // 23: the 429 that ends probing, then 24
+      const lowered = client.pacedRate! // 0.8 of the limit found (what it sent in the last second, a few requests a second)
+      expect(lowered).toBeGreaterThan(2)
+      vi.setSystemTime(Date.now() + 6 * 60_000)
+      expect(client.pacedRate).toBeUndefined() // pacing ended
+      await client.agents.list() // 25: accepted, unpaced
+      await client.agents.list() // 26: the first 429 since, then 27
+      expect(seen).toBe(27)
+      // 0.8 of that limit again, climbing (the reads may be a few hundred ms apart in the climb); probing up from what was
+      // accepted lately (one request) paced at the least rate, 0.5 a second.
+      expect(client.pacedRate).toBeGreaterThan(0.75 * lowered)
+      expect(client.pacedRate).toBeLessThan(1.3 * lowered)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
 describe('a pause teaches nothing about the rate (fake clock)', () => {
   it("the climb after a 429 starts when its Retry-After has passed: the paced rate at the pause's end is the lowered rate, not a doubling above it", async () => {
     const server = await startLoopback()
