@@ -22,6 +22,8 @@
  * `--night 2` (with `--processes`): each run is a second night. The first runs as above; the second,
  * a simulated day later, starts new processes on the same store, which holds the rate the first
  * night learned (the Redis store keeps it a week): the figures are the second night's.
+ * `--memory-scale K`: the store holds K times that instead (a limit that changed since, a first
+ * night that shared the limit with other traffic).
  *
  *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--night 2] [--only 0] [--trace]
  */
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     trace: { type: 'boolean', default: false },
     night: { type: 'string', default: '1' },
+    'memory-scale': { type: 'string', default: '1' },
   },
 })
 const durationMs = Number(values.seconds) * 1000
@@ -58,6 +61,7 @@ const storeMs = Number(values['store-ms'])
 const jitterMs = Number(values.jitter)
 const seeds = Number(values.seeds)
 const night = Number(values.night)
+const memoryScale = Number(values['memory-scale'])
 if (night !== 1 && !(night === 2 && processes > 1))
   throw new Error('--night is 1, or 2 with --processes (one process without a store remembers nothing from the night before)')
 const DAY_MS = 86_400_000
@@ -291,7 +295,7 @@ const who =
     ? `${processes} processes sharing a store (${storeMs} ms away), ${perProcess} in flight each, the login calls on a client of their own`
     : `one process, ${perProcess} in flight, the login calls on the same client`
 console.log(
-  `pacing simulation${night === 2 ? ', the second night (the store holds what the first learned)' : ''}: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
+  `pacing simulation${night === 2 ? `, the second night (the store holds ${memoryScale === 1 ? '' : `${memoryScale} × `}what the first learned)` : ''}: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
     `${seeds} seeded run(s) per limiter: median (min–max)`,
 )
 console.log('limiter'.padEnd(46), 'useful / limit'.padEnd(20), '429s'.padEnd(16), 'touches'.padEnd(10), 'login p50 / p95 / max ms')
@@ -309,7 +313,8 @@ for (const [index, scenario] of scenarios.entries()) {
   const runs: Result[] = []
   for (let seed = 1; seed <= seeds; seed++) {
     const first = await simulate(scenario.make(), scenario.limit, seed)
-    runs.push(night === 1 ? first : await simulate(scenario.make(), scenario.limit, seed, first.learned))
+    const memory = first.learned === null ? null : { ...first.learned, max: first.learned.max * memoryScale }
+    runs.push(night === 1 ? first : await simulate(scenario.make(), scenario.limit, seed, memory))
   }
   const of = (key: Exclude<keyof Result, 'learned'>): number[] => runs.map((run) => run[key])
   console.log(

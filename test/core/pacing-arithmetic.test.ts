@@ -233,19 +233,17 @@ describe('a limit found before, remembered after pacing ended', () => {
   /** The first 429 after the quiet, for a request sent at `now`, asking for a 1 s wait. */
   const firstAgain = (learner: RateLearner, now: number) => learner.refused(now - 10, now, 1_000)
 
-  it(`the next first 429 climbs from it as after a paced 429 (${BETA_AFTER_PAUSE} of it after a 1 s wait), instead of probing up from what was accepted`, () => {
+  it(`the next first 429 climbs from ${BETA} of it, back to it in ${RECOVERY_MS} ms whatever the wait (then past it, to measure the limit again), instead of probing up from what was accepted`, () => {
     const { learner, max, at } = foundThenQuiet(UNPACE_AFTER_MS + 1)
     const now = at + UNPACE_AFTER_MS + 60_000
-    expect(firstAgain(learner, now)).toEqual({ kind: 'lowered', learned: { max, at: now + 1_000, recoveryMs: RECOVERY_PER_PAUSE * 1_000 } })
-    expect(learner.rate(now + 1_000)).toBeCloseTo(BETA_AFTER_PAUSE * max, 6)
+    expect(firstAgain(learner, now)).toEqual({ kind: 'lowered', learned: { max, at: now + 1_000, recoveryMs: RECOVERY_MS } })
+    expect(learner.rate(now + 1_000)).toBeCloseTo(BETA * max, 6)
+    expect(learner.rate(now + 1_000 + RECOVERY_MS)).toBeCloseTo(max, 6)
   })
 
   it(`for ${REMEMBER_MS / 86_400_000} days from it, not longer: then a first 429 probes again`, () => {
     const { learner, max } = foundThenQuiet(REMEMBER_MS - 1_000)
-    expect(firstAgain(learner, T0 + REMEMBER_MS)).toMatchObject({
-      kind: 'lowered',
-      learned: { max, recoveryMs: RECOVERY_PER_PAUSE * 1_000 },
-    })
+    expect(firstAgain(learner, T0 + REMEMBER_MS)).toMatchObject({ kind: 'lowered', learned: { max, recoveryMs: RECOVERY_MS } })
     const { learner: later } = foundThenQuiet(REMEMBER_MS + 1_000)
     expect(firstAgain(later, T0 + REMEMBER_MS + 2_000)).toMatchObject({ kind: 'lowered', learned: { recoveryMs: 0 } })
   })
@@ -283,7 +281,7 @@ describe('a limit found before, remembered after pacing ended', () => {
     expect(learner.adopt({ max: 500, at: T0 + 1, recoveryMs: 0 }, now)).toBe(false)
     expect(firstAgain(learner, now + 10)).toEqual({
       kind: 'lowered',
-      learned: { max: 97, at: now + 1_010, recoveryMs: RECOVERY_PER_PAUSE * 1_000 },
+      learned: { max: 97, at: now + 1_010, recoveryMs: RECOVERY_MS },
     })
   })
 })

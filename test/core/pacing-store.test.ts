@@ -15,7 +15,7 @@ import {
   type PacingEvent,
   type RateLimitStore,
 } from 'chat-service-sdk'
-import { BETA_AFTER_PAUSE } from '../../src/internal/rate-limit/learner.ts'
+import { BETA } from '../../src/internal/rate-limit/learner.ts'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
@@ -467,14 +467,14 @@ describe('a limit learned on a night before, kept by the store', () => {
     return { rate: client.pacedRate, stored: store.learned }
   }
 
-  it(`a limit learned a day ago: the first 429 climbs from it (${BETA_AFTER_PAUSE} of it after the wait) instead of probing up from what was accepted`, async () => {
+  it(`a limit learned a day ago: the first 429 climbs from it (from ${BETA} of it, after the wait) instead of probing up from what was accepted`, async () => {
     const lastNight = { max: 60, at: Date.now() - 86_400_000, recoveryMs: 20_000 }
     const { rate, stored } = await firstRateWith(lastNight)
-    // Read a few ms into the climb, which starts at BETA_AFTER_PAUSE × 60 = 51 (probing would start near the least rate: nothing was accepted).
-    expect(rate).toBeGreaterThan(BETA_AFTER_PAUSE * 60 - 0.5)
+    // Read a few ms into the climb, which starts at BETA × 60 = 48 (probing would start near the least rate: nothing was accepted).
+    expect(rate).toBeGreaterThan(BETA * 60 - 0.5)
     expect(rate).toBeLessThan(60)
     // Told to the store for the other processes: the same limit, climbing from now.
-    expect(stored).toMatchObject({ max: 60, recoveryMs: 6_000 })
+    expect(stored).toMatchObject({ max: 60, recoveryMs: 3_000 })
     expect(stored!.at).toBeGreaterThan(Date.now() - 1_000)
   })
 
