@@ -2,21 +2,28 @@
 // BullMQ, ioredis), bundled once per test run for the child processes that run the examples and the
 // guides' workers from source: with SDK_FROM_SOURCE_BUNDLES naming the directory,
 // sdk-from-source.ts resolves 'chat-service-sdk' and those packages to it. A child then loads a few
-// modules instead of src/'s ~70 and the packages' ~600 CommonJS files, each resolved and read on its
-// own: a distributed export worker started on some 0.21 s of CPU instead of 0.36 s (~40 such
-// processes a run: DEVELOPERS.md, "How the suite runs"). The examples' own files still run from
-// source, as users run them (Node.js's type stripping, their relative imports); what is bundled is
-// today's src/ (bundled by esbuild as tsup bundles the published build, without types or checks:
-// the typecheck's) and the installed packages' own code, unchanged. One build with code splitting:
-// a package two entries share (undici, ioredis) is one module, loaded once. The testing kit stays
-// source: it imports nothing of the SDK.
+// modules instead of src/'s ~70 and the packages' ~450 files (BullMQ, ioredis and undici 414 of
+// them), each resolved and read on its own: a distributed export worker started on some 0.21-0.29 s
+// of CPU instead of 0.36-0.52 s (~50 such processes a run: DEVELOPERS.md, "How the suite runs").
+// The examples' own files still run from source, as users run them (Node.js's type stripping,
+// their relative imports); what is bundled is today's src/ (bundled by esbuild as tsup bundles the
+// published build, without types or checks: the typecheck's) and the installed packages' own code,
+// unchanged. One build with code splitting: a package two entries share (undici, ioredis) is one
+// module, loaded once. The testing kit stays source: it imports nothing of the SDK.
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { makeOncePerRun } from './once-per-run.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const ENTRY = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
+/** Where the bundles stay between runs (test/helpers/sdk-bundle.ts, `keep`), and how many. */
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/test-bundles', import.meta.url))
+const KEEP = 4
 
 /**
  * The packages bundled, as Node.js loads them for an `import`: an ES module package re-exported as
@@ -27,8 +34,9 @@ const PACKAGES = { undici: 'commonjs', zod: 'module', bullmq: 'commonjs', ioredi
 
 /**
  * The environment a child started with `--import test/helpers/sdk-from-source.ts` needs to load the
- * bundles (`SDK_FROM_SOURCE_BUNDLES`, their directory). The first caller of the run bundles (in the
- * run's directory, test/setup/run-directory.ts); the others, in any worker, wait for it.
+ * bundles (`SDK_FROM_SOURCE_BUNDLES`, their directory). The first caller of the run bundles (claimed
+ * in the run's directory, test/setup/run-directory.ts; kept where Node.js's compile cache finds them
+ * again, `keep`); the others, in any worker, wait for it.
  */
 export function sdkBundleEnv(): Promise<{ SDK_FROM_SOURCE_BUNDLES: string }> {
   return (bundled ??= bundleOnce().then((directory) => ({ SDK_FROM_SOURCE_BUNDLES: directory })))
@@ -54,36 +62,74 @@ function entry(name: keyof typeof PACKAGES, keys: Record<string, string[]>): str
 }
 
 async function bundleOnce(): Promise<string> {
-  return makeOncePerRun('sdk-bundle', 'bundling the SDK', 60_000, async (directory) => {
+  return makeOncePerRun('sdk-bundle', 'bundling the SDK', 60_000, async () => {
     // Loaded by the one file that bundles, not by every file that waits.
     const { build } = await import('esbuild')
     const names = Object.keys(PACKAGES) as (keyof typeof PACKAGES)[]
     const keys = await commonJsKeys()
-    await build({
-      entryPoints: [{ in: ENTRY, out: 'chat-service-sdk' }, ...names.map((name) => ({ in: `package:${name}`, out: name }))],
-      outdir: directory,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node22',
-      logLevel: 'error',
-      // The packages' CommonJS code calls `require` for Node.js's own modules.
-      banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-      plugins: [
-        {
-          name: 'package-entries',
-          setup(build) {
-            build.onResolve({ filter: /^package:/ }, (args) => ({ path: args.path.slice('package:'.length), namespace: 'package' }))
-            build.onLoad({ filter: /.*/, namespace: 'package' }, (args) => ({
-              contents: entry(args.path as keyof typeof PACKAGES, keys),
-              resolveDir: ROOT,
-              loader: 'js',
-            }))
+    // Made beside where it stays, so that it moves there whole (a rename).
+    await mkdir(CACHE, { recursive: true })
+    const out = await mkdtemp(join(CACHE, '.building-'))
+    try {
+      await build({
+        entryPoints: [{ in: ENTRY, out: 'chat-service-sdk' }, ...names.map((name) => ({ in: `package:${name}`, out: name }))],
+        outdir: out,
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'node',
+        target: 'node22',
+        logLevel: 'error',
+        // The packages' CommonJS code calls `require` for Node.js's own modules.
+        banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+        plugins: [
+          {
+            name: 'package-entries',
+            setup(build) {
+              build.onResolve({ filter: /^package:/ }, (args) => ({ path: args.path.slice('package:'.length), namespace: 'package' }))
+              build.onLoad({ filter: /.*/, namespace: 'package' }, (args) => ({
+                contents: entry(args.path as keyof typeof PACKAGES, keys),
+                resolveDir: ROOT,
+                loader: 'js',
+              }))
+            },
           },
-        },
-      ],
-    })
-    return directory
+        ],
+      })
+    } catch (error) {
+      await rm(out, { recursive: true, force: true })
+      throw error
+    }
+    return keep(out)
   })
+}
+
+/**
+ * Moves the bundles of `out` to node_modules/.cache/test-bundles/<a hash of their content> (or leaves
+ * them, when a run before made the same) and returns that directory. Node.js's compile cache keys
+ * code by its file's path: a path of the run's own would miss it in every run, in each of the
+ * first processes, which start together (some 0.05-0.1 s of CPU each), and leave the cache a new
+ * entry each run. Keeps the last few (the newest used first): a branch switched back to finds its own.
+ */
+async function keep(out: string): Promise<string> {
+  const hash = createHash('sha256')
+  for (const file of (await readdir(out)).sort()) hash.update(file).update(await readFile(join(out, file)))
+  const kept = join(CACHE, hash.digest('hex').slice(0, 16))
+  try {
+    await rename(out, kept)
+  } catch (error) {
+    // Made by a run before (or by one at the same time): the same files.
+    if (!existsSync(join(kept, 'chat-service-sdk.js'))) throw error
+    await rm(out, { recursive: true, force: true })
+    const now = new Date()
+    await utimes(kept, now, now)
+  }
+  const names = (await readdir(CACHE)).filter((name) => /^[\da-f]{16}$/.test(name))
+  const others = await Promise.all(names.map(async (name) => ({ path: join(CACHE, name), used: (await stat(join(CACHE, name))).mtimeMs })))
+  const old = others
+    .filter(({ path }) => path !== kept)
+    .sort((a, b) => b.used - a.used)
+    .slice(KEEP - 1)
+  await Promise.all(old.map(({ path }) => rm(path, { recursive: true, force: true })))
+  return kept
 }
