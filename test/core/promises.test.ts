@@ -17,6 +17,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { APIPromise, ChatServiceClient, InternalServerError, PagePromise } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
 import { rejection, type LoopbackServer, useLoopback } from '../helpers/loopback.ts'
+import { sdkBundleEnv } from '../helpers/sdk-bundle.ts'
 
 const FROM_SOURCE = fileURLToPath(new URL('../helpers/sdk-from-source.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -129,7 +130,10 @@ server.close()
 console.log(JSON.stringify({ unhandled, done }))
 `,
     )
-    const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--no-warnings', '--import', FROM_SOURCE, script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...(await sdkBundleEnv()) },
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
