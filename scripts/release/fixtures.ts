@@ -58,27 +58,29 @@ export function compileFixtures(
     )
     // The fixtures' own package is an ES module project, like run.sh's ts-nodenext-esm.
     ts.sys.writeFile(join(project, 'package.json'), '{ "type": "module", "private": true }\n')
+    const options: ts.CompilerOptions = {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2023,
+      // "dom" for msw's own types, which use DOM globals (as run.sh's msw projects say); only
+      // when a fixture imports msw (lib.dom is most of a small compile's time).
+      lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts', ...(usesMsw ? ['lib.dom.d.ts'] : [])],
+      types: ['node'],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      skipLibCheck: true,
+      noEmit: true,
+      // The package is linked in from elsewhere: its own imports (undici, zod) must resolve from
+      // the project's node_modules, as in an installed copy, not from where the files really are.
+      preserveSymlinks: true,
+      // A package given as sources (the tests': package.json `types` pointing into src/).
+      allowImportingTsExtensions: true,
+    }
     const program = ts.createProgram(
       files.map((name) => join(project, name)),
-      {
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        target: ts.ScriptTarget.ES2023,
-        // "dom" for msw's own types, which use DOM globals (as run.sh's msw projects say); only
-        // when a fixture imports msw (lib.dom is most of a small compile's time).
-        lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts', ...(usesMsw ? ['lib.dom.d.ts'] : [])],
-        types: ['node'],
-        strict: true,
-        noUncheckedIndexedAccess: true,
-        exactOptionalPropertyTypes: true,
-        skipLibCheck: true,
-        noEmit: true,
-        // The package is linked in from elsewhere: its own imports (undici, zod) must resolve from
-        // the project's node_modules, as in an installed copy, not from where the files really are.
-        preserveSymlinks: true,
-        // A package given as sources (the tests': package.json `types` pointing into src/).
-        allowImportingTsExtensions: true,
-      },
+      options,
+      hostReusingFiles(options, project),
     )
     const checker = program.getTypeChecker()
     const installed = join(modules, 'chat-service-sdk')
@@ -114,6 +116,36 @@ export function compileFixtures(
   } finally {
     rmSync(project, { recursive: true, force: true })
   }
+}
+
+/**
+ * Parsed files kept for the process's later compiles (the release gate's tests run the gate 4 times
+ * in one thread): @types/node, the TypeScript libs, the packages, each 2-3 MB of declarations parsed
+ * again by every compile. Keyed by the name within the project (a new temporary directory each
+ * time), the format it is parsed for, and its text, which is read again each time: a file that
+ * changed is parsed again. The program gives a reused file its new names (TypeScript's language
+ * service reuses files between programs the same way); every compile here has the same options but
+ * `lib`, which does not change how a file is parsed or bound.
+ */
+const parsed = new Map<string, ts.SourceFile>()
+
+/** A compiler host that takes unchanged files from `parsed` (names under `project` keyed without it). */
+function hostReusingFiles(options: ts.CompilerOptions, project: string): ts.CompilerHost {
+  const host = ts.createCompilerHost(options)
+  const parse = host.getSourceFile.bind(host)
+  host.getSourceFile = (fileName, format, onError, fresh) => {
+    const text = fresh === true ? undefined : host.readFile(fileName)
+    if (text === undefined) return parse(fileName, format, onError, fresh)
+    const version =
+      typeof format === 'object' ? `${format.languageVersion}:${format.impliedNodeFormat}:${format.jsDocParsingMode}` : `${format}`
+    const key = `${fileName.startsWith(`${project}/`) ? fileName.slice(project.length) : fileName}\0${version}`
+    const known = parsed.get(key)
+    if (known?.text === text) return known
+    const file = ts.createSourceFile(fileName, text, format, false)
+    parsed.set(key, file)
+    return file
+  }
+  return host
 }
 
 /** "Module '...' has no exported member 'X'" (2305), "... has no exported member named 'X'. Did you mean 'Y'?" (2724). */
