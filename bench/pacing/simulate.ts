@@ -62,6 +62,8 @@ const jitterMs = Number(values.jitter)
 const seeds = Number(values.seeds)
 const night = Number(values.night)
 const memoryScale = Number(values['memory-scale'])
+if (!(memoryScale > 0)) throw new Error(`--memory-scale is a number above 0, not ${values['memory-scale']}`)
+if (memoryScale !== 1 && night !== 2) throw new Error('--memory-scale scales the memory of a second night: give --night 2 with it')
 if (night !== 1 && !(night === 2 && processes > 1))
   throw new Error('--night is 1, or 2 with --processes (one process without a store remembers nothing from the night before)')
 const DAY_MS = 86_400_000
