@@ -18,11 +18,15 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
-    // Four test files at a time, whatever the cores: the longest files spend their time waiting on
-    // loopback sockets and child processes. vitest's default (cores - 1) runs ONE file at a time on
-    // a 2-core machine: the suite took 162 s there, 91 s with 4 workers, both before the settings
-    // below (`time npx vitest run`).
-    maxWorkers: 4,
+    // Eight test files at a time, whatever the cores. The suite is bound by the CPU (on 2 cores it
+    // cannot take less than half its CPU time), but many files spend seconds waiting (a 10 s stop
+    // bound, a `Retry-After`, an idle HTTP/2 session, child processes starting), and vitest's own
+    // order (the longest files first) runs those together: with 4 workers, `vmstat 1` showed the
+    // cores 30-60 % idle for two stretches of 12 s. Alternated whole runs on a quiet 2-core machine
+    // (27 Nov 2026, `time npx vitest run --maxWorkers N`): 4 used 0.83-0.85 of the 2 cores' time
+    // (75.7-84.2 s), 6 used 0.91-0.96 (62.7-75.5 s), 8 used 0.97 (60.9-71.2 s), 10 as much, on more
+    // CPU. vitest's default (cores - 1) runs ONE file at a time on 2 cores: 162 s, once.
+    maxWorkers: 8,
     // The files one worker runs share its process and module cache: evaluating undici, zod, msw and
     // src/ once per worker instead of once per file cuts the suite's CPU time by a third (169 s to
     // ~110 s; with the compile cache above, 90-100 s, at the time: DEVELOPERS.md, "How the suite
