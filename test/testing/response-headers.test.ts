@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { APIError, ChatServiceClient } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { createFakeHandlers, createMswNetwork } from 'chat-service-sdk/testing/msw'
-import { negotiateCoding } from '../../src/testing/content-coding.ts'
+import { compressBody, negotiateCoding } from '../../src/testing/content-coding.ts'
 import { call, ENDPOINTS, fixtureSeed, KEY_A } from './helpers.ts'
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/
@@ -340,5 +340,25 @@ describe('negotiateCoding', () => {
     expect(negotiateCoding('gzip;q=0.001')).toBe('gzip')
     expect(negotiateCoding('gzip;q=0.0001')).toBe('identity') // more than three decimals: malformed
     expect(negotiateCoding(undefined)).toBe('identity')
+  })
+})
+
+describe('compressBody', () => {
+  // It keeps what it compressed lately (a fake sends the same pages again and again): what comes
+  // back must still be the body asked for, in the coding asked for, whatever was asked before.
+  it('compresses a body again to the same bytes, each body and coding to its own, in a buffer of the caller’s own', () => {
+    const decode = (bytes: Buffer, coding: 'br' | 'gzip'): string =>
+      (coding === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes)).toString('utf8')
+    const a = JSON.stringify({ data: Array.from({ length: 200 }, (_, i) => ({ id: `a_${i}`, text: 'hello' })) })
+    const b = a.replaceAll('a_', 'b_') // the same length, other bytes
+    for (const coding of ['br', 'gzip'] as const) {
+      const first = compressBody(Buffer.from(a), coding)
+      expect(decode(first, coding)).toBe(a)
+      first.fill(0) // what a caller does with its buffer is its own business
+      const again = compressBody(Buffer.from(a), coding)
+      expect(decode(again, coding)).toBe(a)
+      expect(again).toEqual(compressBody(Buffer.from(a), coding))
+      expect(decode(compressBody(Buffer.from(b), coding), coding)).toBe(b)
+    }
   })
 })
