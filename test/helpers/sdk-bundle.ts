@@ -80,6 +80,11 @@ async function bundleOnce(): Promise<string> {
         platform: 'node',
         target: 'node22',
         logLevel: 'error',
+        // .mjs, not .js: a .js file outside a package with a `type` is of no known format, and
+        // Node.js first compiles it as CommonJS to see (the compile cache's CommonJS entry misses, a
+        // syntax error is thrown and caught) before it loads it as an ES module: some 14 % of the
+        // instructions a child spends loading the SDK, BullMQ and ioredis (callgrind, 0.93 G to 0.80 G).
+        outExtension: { '.js': '.mjs' },
         // The packages' CommonJS code calls `require` for Node.js's own modules.
         banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
         plugins: [
@@ -119,7 +124,7 @@ async function keep(out: string): Promise<string> {
     await rename(out, kept)
   } catch (error) {
     // Made by a run before (or by one at the same time): the same files.
-    if (!existsSync(join(kept, 'chat-service-sdk.js'))) throw error
+    if (!existsSync(join(kept, 'chat-service-sdk.mjs'))) throw error
     await rm(out, { recursive: true, force: true })
     const now = new Date()
     await utimes(kept, now, now)

@@ -15,8 +15,13 @@ import { pathToFileURL } from 'node:url'
 const directory = process.env['SDK_FROM_SOURCE_BUNDLES']
 /** The bundle of `name` ('chat-service-sdk', 'bullmq'...), when the run made one. */
 const bundle = (name: string): string | undefined => {
-  const file = directory === undefined ? undefined : join(directory, `${name}.js`)
+  const file = directory === undefined ? undefined : join(directory, `${name}.mjs`)
   return file !== undefined && existsSync(file) ? pathToFileURL(file).href : undefined
+}
+// Named bundles that are not there are a mistake of the test run (an old name, a half-made
+// directory): loading src/ instead would pass, only slower.
+if (directory !== undefined && bundle('chat-service-sdk') === undefined) {
+  throw new Error(`SDK_FROM_SOURCE_BUNDLES=${directory} holds no chat-service-sdk.mjs (test/helpers/sdk-bundle.ts)`)
 }
 const SDK = bundle('chat-service-sdk') ?? new URL('../../src/index.ts', import.meta.url).href
 const TESTING = new URL('../../src/testing/index.ts', import.meta.url).href
