@@ -1,6 +1,7 @@
 // The SDK's root module (src/index.ts) and the packages the examples' processes import (undici, zod,
-// BullMQ, ioredis), bundled once per test run for the child processes that run the examples and the
-// guides' workers from source: with SDK_FROM_SOURCE_BUNDLES naming the directory,
+// BullMQ, ioredis), bundled for the child processes that run the examples and the guides' workers
+// from source (by the first file of a run that needs them, and only when their sources changed since
+// a run before: `inputsHash`): with SDK_FROM_SOURCE_BUNDLES naming the directory,
 // sdk-from-source.ts resolves 'chat-service-sdk' and those packages to it. A child then loads a few
 // modules instead of src/'s ~70 and the packages' ~450 files (BullMQ, ioredis and undici 414 of
 // them), each resolved and read on its own: a distributed export worker started on some 0.21-0.29 s
@@ -63,6 +64,15 @@ function entry(name: keyof typeof PACKAGES, keys: Record<string, string[]>): str
 
 async function bundleOnce(): Promise<string> {
   return makeOncePerRun('sdk-bundle', 'bundling the SDK', 60_000, async () => {
+    const kept = join(CACHE, await inputsHash())
+    if (existsSync(join(kept, 'chat-service-sdk.mjs'))) {
+      // Made by a run before from the same sources and packages: esbuild's build and the child
+      // that reads the packages' exports (some 1.3 s of CPU) are not needed again.
+      const now = new Date()
+      await utimes(kept, now, now)
+      await forgetOld(kept)
+      return kept
+    }
     // Loaded by the one file that bundles, not by every file that waits.
     const { build } = await import('esbuild')
     const names = Object.keys(PACKAGES) as (keyof typeof PACKAGES)[]
@@ -105,30 +115,56 @@ async function bundleOnce(): Promise<string> {
       await rm(out, { recursive: true, force: true })
       throw error
     }
-    return keep(out)
+    return keep(out, kept)
   })
 }
 
 /**
- * Moves the bundles of `out` to node_modules/.cache/test-bundles/<a hash of their content> (or leaves
- * them, when a run before made the same) and returns that directory. Node.js's compile cache keys
- * code by its file's path: a path of the run's own would miss it in every run, in each of the
- * first processes, which start together (some 0.05-0.1 s of CPU each), and leave the cache a new
- * entry each run. Keeps the last few (the newest used first): a branch switched back to finds its own.
+ * What the bundles are made from, as 16 hex digits of a SHA-256: every file of src/ (the SDK's
+ * entry imports only src/ and the packages), package-lock.json (the packages, esbuild),
+ * package.json and tsconfig.json (which esbuild reads too) and this file (how they are bundled).
+ * The same hash, the same bundles.
  */
-async function keep(out: string): Promise<string> {
+async function inputsHash(): Promise<string> {
   const hash = createHash('sha256')
-  for (const file of (await readdir(out)).sort()) hash.update(file).update(await readFile(join(out, file)))
-  const kept = join(CACHE, hash.digest('hex').slice(0, 16))
+  const src = join(ROOT, 'src')
+  const files = (await readdir(src, { recursive: true })).sort()
+  for (const file of [
+    ...files.map((name) => join(src, name)),
+    ...['package-lock.json', 'package.json', 'tsconfig.json'].map((name) => join(ROOT, name)),
+    fileURLToPath(import.meta.url),
+  ]) {
+    const info = await stat(file)
+    if (info.isFile())
+      hash
+        .update(file)
+        .update('\0')
+        .update(await readFile(file))
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+/**
+ * Moves the bundles of `out` to `kept` (node_modules/.cache/test-bundles/<the hash of their
+ * sources>), or leaves them, when a run at the same time made the same, and returns `kept`.
+ * Node.js's compile cache keys code by its file's path: a path of the run's own would miss it in
+ * every run, in each of the first processes, which start together (some 0.05-0.1 s of CPU each),
+ * and leave the cache a new entry each run.
+ */
+async function keep(out: string, kept: string): Promise<string> {
   try {
     await rename(out, kept)
   } catch (error) {
-    // Made by a run before (or by one at the same time): the same files.
+    // Made by a run at the same time: the same files.
     if (!existsSync(join(kept, 'chat-service-sdk.mjs'))) throw error
     await rm(out, { recursive: true, force: true })
-    const now = new Date()
-    await utimes(kept, now, now)
   }
+  await forgetOld(kept)
+  return kept
+}
+
+/** Keeps the last few bundle directories (the newest used first): a branch switched back to finds its own. */
+async function forgetOld(kept: string): Promise<void> {
   const names = (await readdir(CACHE)).filter((name) => /^[\da-f]{16}$/.test(name))
   const others = await Promise.all(names.map(async (name) => ({ path: join(CACHE, name), used: (await stat(join(CACHE, name))).mtimeMs })))
   const old = others
@@ -136,5 +172,4 @@ async function keep(out: string): Promise<string> {
     .sort((a, b) => b.used - a.used)
     .slice(KEEP - 1)
   await Promise.all(old.map(({ path }) => rm(path, { recursive: true, force: true })))
-  return kept
 }
