@@ -12,12 +12,12 @@
 // unchanged. One build with code splitting: a package two entries share (undici, ioredis) is one
 // module, loaded once. The testing kit stays source: it imports nothing of the SDK.
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { hashOfFiles } from './inputs-hash.ts'
 import { makeOncePerRun } from './once-per-run.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -120,28 +120,12 @@ async function bundleOnce(): Promise<string> {
 }
 
 /**
- * What the bundles are made from, as 16 hex digits of a SHA-256: every file of src/ (the SDK's
- * entry imports only src/ and the packages), package-lock.json (the packages, esbuild),
- * package.json and tsconfig.json (which esbuild reads too) and this file (how they are bundled).
- * The same hash, the same bundles.
+ * What the bundles are made from: every file of src/ (the SDK's entry imports only src/ and the
+ * packages), package-lock.json (the packages, esbuild), package.json and tsconfig.json (which
+ * esbuild reads too) and this file (how they are bundled). The same hash, the same bundles.
  */
-async function inputsHash(): Promise<string> {
-  const hash = createHash('sha256')
-  const src = join(ROOT, 'src')
-  const files = (await readdir(src, { recursive: true })).sort()
-  for (const file of [
-    ...files.map((name) => join(src, name)),
-    ...['package-lock.json', 'package.json', 'tsconfig.json'].map((name) => join(ROOT, name)),
-    fileURLToPath(import.meta.url),
-  ]) {
-    const info = await stat(file)
-    if (info.isFile())
-      hash
-        .update(file)
-        .update('\0')
-        .update(await readFile(file))
-  }
-  return hash.digest('hex').slice(0, 16)
+function inputsHash(): Promise<string> {
+  return hashOfFiles(['src', 'package-lock.json', 'package.json', 'tsconfig.json', 'test/helpers/sdk-bundle.ts'])
 }
 
 /**
