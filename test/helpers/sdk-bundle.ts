@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, rename, rm, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { hashOfFiles } from './inputs-hash.ts'
 import { makeOncePerRun } from './once-per-run.ts'
 
@@ -43,6 +43,15 @@ export function sdkBundleEnv(): Promise<{ SDK_FROM_SOURCE_BUNDLES: string }> {
   return (bundled ??= bundleOnce().then((directory) => ({ SDK_FROM_SOURCE_BUNDLES: directory })))
 }
 let bundled: Promise<{ SDK_FROM_SOURCE_BUNDLES: string }> | undefined
+
+/**
+ * The URL of the SDK's bundle (the same build as {@link sdkBundleEnv}'s), for a child process that
+ * imports the SDK by its path (`node -e "await import(url)"`) and needs no other package: undici and
+ * zod come bundled in, some 0.1 s of CPU less a start than src/'s modules and the packages' files.
+ */
+export async function sdkBundleUrl(): Promise<string> {
+  return pathToFileURL(join((await sdkBundleEnv()).SDK_FROM_SOURCE_BUNDLES, 'chat-service-sdk.mjs')).href
+}
 
 /**
  * The keys of each CommonJS package's `module.exports`, read in a child process: loading BullMQ here

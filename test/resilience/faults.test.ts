@@ -19,6 +19,7 @@ import {
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { acceptSome } from '../helpers/pacing.ts'
+import { sdkBundleUrl } from '../helpers/sdk-bundle.ts'
 
 const seed = generateDataset({ seed: 7, agents: 3, customerUsers: 10, conversations: 4, messages: 40 })
 const key = seed.companies[0]!.keys[0]!
@@ -313,8 +314,9 @@ describe('cancellation', () => {
   it('leaves no timer or socket behind: a process can exit right after an abort or a timeout', async () => {
     fake.failNext(1, { status: 503, headers: { 'retry-after': '50' }, match: { path: '/rest/v1/conversations' } })
     fake.failNext(1, { delayMs: 30_000, match: { path: '/rest/v1/customer-users' } })
+    // Today's src/, bundled with undici and zod (test/helpers/sdk-bundle.ts): the same code, started on less CPU.
     const script = `
-      const { ChatServiceClient } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)})
+      const { ChatServiceClient } = await import(${JSON.stringify(await sdkBundleUrl())})
       const client = new ChatServiceClient({ baseUrl: ${JSON.stringify(server.url)}, keyId: ${JSON.stringify(key.keyId)}, keySecret: ${JSON.stringify(key.keySecret)}, logLevel: 'off' })
       const ok = await client.agents.list()
       const c = new AbortController(); setTimeout(() => c.abort(), 100)

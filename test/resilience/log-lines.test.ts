@@ -4,23 +4,21 @@
  * each retry is logged at `info` with the method and path exactly once in its message.
  */
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient } from 'chat-service-sdk'
 import { KEY_ID, KEY_SECRET, emptyListFor, updatedUser } from '../helpers/fixtures.ts'
 import { recordingLogger, startLoopback, targetOf, type LoopbackServer } from '../helpers/loopback.ts'
-
-const SDK = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
+import { sdkBundleUrl } from '../helpers/sdk-bundle.ts'
 
 /**
- * Runs `body` (an ES module's text, with `sdk` bound to the SDK's root module) in a child Node
- * (this test's own Node, which runs the TypeScript sources as they are) with `env` added.
+ * Runs `body` (an ES module's text, with `sdk` bound to the SDK's root module: today's src/, bundled,
+ * test/helpers/sdk-bundle.ts) in a child Node (this test's own) with `env` added.
  */
 async function runChild(body: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('CHAT_SERVICE_') && name !== 'NODE_OPTIONS'),
   )
-  const script = `const sdk = await import(${JSON.stringify(SDK)});\n${body}`
+  const script = `const sdk = await import(${JSON.stringify(await sdkBundleUrl())});\n${body}`
   const child = spawn(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
     env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
