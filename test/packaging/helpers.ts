@@ -1,12 +1,12 @@
-// Helpers of the packaging tests: a fresh build of the package installed in a temporary consumer
+// Helpers of the packaging tests: the package's tarball installed in a temporary consumer
 // project, the machine's own (unsupported) Node.js, and running a child process to its end.
-import { spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build } from 'tsup'
 import { unsupportedNodeMessage } from '../../src/engine-check.ts'
+import { packedTarball } from '../helpers/packed-tarball.ts'
 
 export const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -14,17 +14,18 @@ export const root = fileURLToPath(new URL('../..', import.meta.url))
 const DEPENDENCIES = ['undici', 'zod', 'msw', '@mswjs/interceptors']
 
 /**
- * A temporary project whose `node_modules/chat-service-sdk` holds package.json and a dist/ built
- * now by tsup with the project's own config (declarations and source maps left out: not what these
- * tests look at), and whose `node_modules` links the real dependencies, so that an entry that ran
- * undici before the engine check would crash just as it does for a user.
+ * A temporary project whose `node_modules/chat-service-sdk` holds the package as `npm pack` ships
+ * it, built by tsup with the project's own config (declarations and source maps left out: not what
+ * these tests look at; test/helpers/packed-tarball.ts, the same tarball the `chat-service` tests
+ * install, made at most once a run), and whose `node_modules` links the real dependencies, so that
+ * an entry that ran undici before the engine check would crash just as it does for a user.
  */
 export async function makeConsumer(): Promise<{ dir: string; pkg: string }> {
+  const tarball = await packedTarball()
   const dir = mkdtempSync(join(tmpdir(), 'chat-service-sdk-packaging-'))
   const pkg = join(dir, 'node_modules', 'chat-service-sdk')
   mkdirSync(pkg, { recursive: true })
-  copyFileSync(join(root, 'package.json'), join(pkg, 'package.json'))
-  await build({ outDir: join(pkg, 'dist'), dts: false, sourcemap: false, silent: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1'])
   for (const name of DEPENDENCIES) {
     const link = join(dir, 'node_modules', ...name.split('/'))
     mkdirSync(join(link, '..'), { recursive: true })
