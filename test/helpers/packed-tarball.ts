@@ -37,7 +37,7 @@ function packedFrom(): string[] {
   const guides = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'))
   return [
     ...['src', 'scripts', 'tsup.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'],
-    ...['README.md', 'TESTING.md', 'CHANGELOG.md', ...guides.map((guide) => `docs/${guide}`), 'test/helpers/packed-tarball.ts'],
+    ...['README.md', 'TESTING.md', 'CHANGELOG.md', 'LICENSE', ...guides.map((guide) => `docs/${guide}`), 'test/helpers/packed-tarball.ts'],
   ]
 }
 
