@@ -10,6 +10,7 @@ import {
   BETA_AFTER_PAUSE,
   MIN_RATE,
   PROBE_DOUBLING_MS,
+  PROBE_FOUND_CAP,
   RateLearner,
   RECOVERY_MS,
   RECOVERY_PER_PAUSE,
@@ -64,6 +65,48 @@ describe('a 429 that ends probing', () => {
     const span = (SETTLE_MS + 0.5) / PROBE_DOUBLING_MS
     expect(max).toBeCloseTo((start * 2 ** span * (1 - 2 ** -span)) / (span * Math.LN2), 6)
     expect(max).toBeGreaterThan(start)
+  })
+})
+
+describe('a 429 that ends probing, against what the service accepted in its last second', () => {
+  const start = BETA * 40
+  /** The probe's rate at `t` ms after it began (it began at T0). */
+  const probeRate = (t: number): number => start * 2 ** (t / PROBE_DOUBLING_MS)
+  /** What a limiter that lets through at most `limit` a second accepts of the probe over the second before `ms` (or since it began), per second: summed ms by ms. */
+  const acceptedUnder = (limit: number, ms: number): number => {
+    const from = Math.max(0, ms - 1_000)
+    let count = 0
+    for (let t = from; t < ms; t++) count += Math.min(probeRate(t + 0.5), limit) / 1_000
+    return count / ((ms - from) / 1_000)
+  }
+  /** The 429 that reached the client at T0 + `ms`, the store having counted `accepted` a second (every process's). */
+  const endProbeCounted = (ms: number, accepted: number): number => {
+    const learner = probing()
+    // A request sent while probing was accepted (the store's count says how many).
+    learner.accepted(T0 + ms / 2, T0 + ms / 2 + 10)
+    const refusal = learner.refused(T0 + ms - 10, T0 + ms, 0, accepted)
+    if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+    return refusal.learned.max
+  }
+
+  it('a probe that passed the limit early in that time: the limit that explains the count, not the count (the part below it left tokens a bucket did not keep)', () => {
+    // 36 a second, passed 85 ms into a probe that ends 700 ms in at 84 a second.
+    const accepted = acceptedUnder(36, 700)
+    expect(accepted).toBeCloseTo(35.75, 1)
+    expect(endProbeCounted(700, accepted)).toBeCloseTo(36, 2)
+  })
+
+  it(`one that passed it late, or a fixed window's count (its unspent quota spent at the end of the probe: the count is the limit already): ${PROBE_FOUND_CAP} × the count, no more`, () => {
+    // 100 a second, passed 0.82 s into a probe that ends 1.39 s in at 220 a second: 89 a second of it accepted.
+    const accepted = acceptedUnder(100, 1_391)
+    expect(accepted).toBeCloseTo(89.4, 1)
+    expect(endProbeCounted(1_391, accepted)).toBeCloseTo(PROBE_FOUND_CAP * accepted, 6)
+    expect(endProbeCounted(1_391, 100)).toBeCloseTo(PROBE_FOUND_CAP * 100, 6)
+  })
+
+  it('never above the rate averaged over the last doubling (the limit was met within it)', () => {
+    const reached = probeRate(1_000 - 10)
+    expect(endProbeCounted(1_000, reached)).toBeCloseTo(reached / (2 * Math.LN2), 6)
   })
 })
 

@@ -24,7 +24,8 @@
  *   429's `Retry-After` lasts ({@link RateLearner.raiseFirstEstimate}).
  * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
  *   half second since) takes the rate averaged over the last doubling, or since probing began if that
- *   was sooner, as where the limit was met.
+ *   was sooner, as where the limit was met; or, if less, the limit that explains what the service
+ *   accepted in the last second of the probe, whose rate is known ({@link probeLimit}).
  * - While requests succeed the rate climbs back as `max × (1 + (1 − β) × ((t − K) / K)³)`, `t`
  *   the time since the decrease, or since the end of the wait the 429 asked for (a paused client
  *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it two
@@ -97,6 +98,48 @@ export const PROBE_DOUBLING_MS = 500
 function probeAverage(ms: number): number {
   const span = Math.min(ms, PROBE_DOUBLING_MS) / PROBE_DOUBLING_MS
   return span < 1e-3 ? 1 : (1 - 2 ** -span) / (span * Math.LN2)
+}
+/**
+ * The 429 that ends probing finds the limit at what the service accepted in the last second, but
+ * not above this many times it (see {@link probeLimit}).
+ */
+export const PROBE_FOUND_CAP = 1.05
+/**
+ * The limit that explains what the service accepted (`accepted`, requests per second of the time
+ * not paused) over the last second of a probe that a 429 ends at `now` (or since it began, if
+ * sooner): the rate `r` at which a limiter that lets through at most `r` a second would have
+ * accepted that many of the probe's requests, the probe's rate being known (it doubled every
+ * {@link PROBE_DOUBLING_MS} from `BETA × max` at `at`). What was accepted alone is lower: the probe
+ * spent part of that second below the limit, and a token bucket keeps no more than its burst of
+ * what that part left unspent (a real trace of 4 workers against a bucket of 100 a second: 95,
+ * then a whole night paced under it). A fixed window does keep a window's unspent quota for the
+ * end of the probe, so its count is the limit already, and this `r` would be over it: capped at
+ * {@link PROBE_FOUND_CAP} × `accepted`, which the climb and the next paced 429 correct. Measured
+ * in the simulation (BENCHMARKS.md, "Pacing", eighth look).
+ */
+function probeLimit(probe: LearnedRate, now: number, accepted: number): number {
+  const from = Math.max(probe.at, now - RECENT_SLOTS * SLOT_MS)
+  const spanMs = now - from
+  const start = BETA * probe.max
+  const rateAt = (t: number): number => start * 2 ** ((t - probe.at) / PROBE_DOUBLING_MS)
+  const ceiling = Math.min(PROBE_FOUND_CAP * accepted, rateAt(now))
+  if (spanMs < SLOT_MS || !(ceiling > accepted)) return accepted
+  /** What a limiter of `r` a second accepts of the probe over the span, per second: the probe's rate under `r`, `r` from when it reached it. */
+  const acceptedAt = (r: number): number => {
+    const reached = Math.min(now, Math.max(from, probe.at + PROBE_DOUBLING_MS * Math.log2(r / start)))
+    const below = ((rateAt(reached) - rateAt(from)) * PROBE_DOUBLING_MS) / Math.LN2 / 1000
+    return (below + (r * (now - reached)) / 1000) / (spanMs / 1000)
+  }
+  if (acceptedAt(ceiling) <= accepted) return ceiling
+  // acceptedAt rises with r: bisect between what was accepted (acceptedAt(accepted) <= accepted) and the ceiling.
+  let low = accepted
+  let high = ceiling
+  for (let step = 0; step < 30; step++) {
+    const middle = (low + high) / 2
+    if (acceptedAt(middle) < accepted) low = middle
+    else high = middle
+  }
+  return low
 }
 /** How long the climb back takes after a 429 that asked for a wait of `pauseMs` (0: none), ms. */
 function recoveryFor(pauseMs: number): number {
@@ -320,7 +363,8 @@ export class RateLearner {
       const accepted =
         (this.lowersFromOwnSends ? this.#rateOf(this.#accepted, now, RECENT_SLOTS) : this.#perActiveSecond(groupAccepted, now)) ?? current
       const margin = before.recoveryMs === 0 ? 1 : FOUND_MARGIN
-      const found = margin * Math.min(current, sent, Math.max(accepted, ACCEPTED_FLOOR * current))
+      const limit = before.recoveryMs === 0 ? probeLimit(before, now, accepted) : accepted
+      const found = margin * Math.min(current, sent, Math.max(limit, ACCEPTED_FLOOR * current))
       learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs: recoveryFor(pauseMs) }
     }
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
