@@ -3,8 +3,10 @@
  * ends probing lowers the rate to. The rule is pure (times in ms, no timers), so it is checked
  * directly; the client-level behaviour is in pacing.test.ts and pacing-store.test.ts.
  */
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
+  ACCEPTED_FLOOR,
   BETA,
   FOUND_MARGIN,
   BETA_AFTER_PAUSE,
@@ -107,6 +109,93 @@ describe('a 429 that ends probing, against what the service accepted in its last
   it('never above the rate averaged over the last doubling (the limit was met within it)', () => {
     const reached = probeRate(1_000 - 10)
     expect(endProbeCounted(1_000, reached)).toBeCloseTo(reached / (2 * Math.LN2), 6)
+  })
+})
+
+describe('a 429 that ends probing, whatever the count (fast-check)', () => {
+  /** The least `max` a 429 leaves: MIN_RATE once lowered by BETA. */
+  const LEAST = MIN_RATE / BETA
+  /**
+   * A probe that began from `first` a second (the first 429's estimate, the store's count) at T0,
+   * or at the end of a wait of `pauseMs`, ended by a 429 that reached the client `ms` after T0 (sent
+   * 10 ms before), the store having counted `accepted` a second. Returns the `max` it set and the
+   * probe's own figures: the rate averaged over its last doubling at the send (`averaged`, the old
+   * rule's ceiling) and its rate when the 429 came (`reached`).
+   */
+  function endProbe(first: number, pauseMs: number, ms: number, accepted: number) {
+    const learner = new RateLearner()
+    learner.capsAtOwnSends = false
+    learner.lowersFromOwnSends = false
+    const firstRefusal = learner.refused(T0 - 1, T0, pauseMs, first)
+    if (firstRefusal.kind !== 'lowered') throw new Error(firstRefusal.kind)
+    const { max: probedFrom, at } = firstRefusal.learned
+    learner.accepted(T0 + 1, T0 + 2)
+    const sentAt = T0 + ms - 10
+    // The probe's rate, written out again here rather than read from the learner.
+    const start = BETA * probedFrom
+    const probed = Math.max(0, sentAt - at)
+    const span = Math.min(probed, PROBE_DOUBLING_MS) / PROBE_DOUBLING_MS
+    const atSend = start * 2 ** (probed / PROBE_DOUBLING_MS)
+    const averaged = span < 1e-3 ? atSend : (atSend * (1 - 2 ** -span)) / (span * Math.LN2)
+    const reached = start * 2 ** (Math.max(0, T0 + ms - at) / PROBE_DOUBLING_MS)
+    const refusal = learner.refused(sentAt, T0 + ms, 0, accepted)
+    if (refusal.kind !== 'lowered') throw new Error(refusal.kind)
+    return { max: refusal.learned.max, start, averaged, reached }
+  }
+  const first = fc.oneof(fc.constant(0), fc.constant(LEAST), fc.double({ min: 0, max: 2_000, noNaN: true }))
+  const pause = fc.constantFrom(0, 150, 1_000)
+  // From just past SETTLE_MS (the soonest a 429 lowers anything) to ten doublings.
+  const ms = fc.integer({ min: SETTLE_MS + 11, max: 5_000 })
+  // What the store counted, as a share of the rate the probe reached: none, some, or more than it sent.
+  const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 3, noNaN: true }))
+
+  it(`a finite rate between the count and ${PROBE_FOUND_CAP} × it, never above the probe's averaged rate, never below ${ACCEPTED_FLOOR} × that rate or MIN_RATE (accepted 0, a probe under 100 ms, one still in its wait included)`, () => {
+    fc.assert(
+      fc.property(first, pause, ms, share, (firstRate, pauseMs, end, part) => {
+        const probe = endProbe(firstRate, pauseMs, end, 0)
+        const count = part * probe.reached
+        const { max, averaged } = endProbe(firstRate, pauseMs, end, count)
+        expect(Number.isFinite(max)).toBe(true)
+        // The rule before this one (the count), and the most it may add to it.
+        const low = Math.max(LEAST, Math.min(averaged, Math.max(count, ACCEPTED_FLOOR * averaged)))
+        const high = Math.max(LEAST, Math.min(averaged, Math.max(PROBE_FOUND_CAP * count, ACCEPTED_FLOOR * averaged)))
+        expect(max).toBeGreaterThanOrEqual(low * (1 - 1e-9))
+        expect(max).toBeLessThanOrEqual(high * (1 + 1e-9))
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('a larger count never finds a lower limit', () => {
+    fc.assert(
+      fc.property(first, pause, ms, share, share, (firstRate, pauseMs, end, a, b) => {
+        const { reached } = endProbe(firstRate, pauseMs, end, 0)
+        const [less, more] = a <= b ? [a, b] : [b, a]
+        expect(endProbe(firstRate, pauseMs, end, less * reached).max).toBeLessThanOrEqual(
+          endProbe(firstRate, pauseMs, end, more * reached).max * (1 + 1e-9),
+        )
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it(`against a limiter that lets through at most L a second (no burst): L itself, unless ${PROBE_FOUND_CAP} × the count or the averaged rate is less, or ${ACCEPTED_FLOOR} × that rate more (the count summed ms by ms over the last second, or since the probe began)`, () => {
+    fc.assert(
+      fc.property(first, ms, fc.double({ min: 0, max: 1, noNaN: true }), (firstRate, end, where) => {
+        const { start, reached } = endProbe(firstRate, 0, end, 0)
+        // Anywhere from under the rate the probe began at to over the one it reached (spread evenly in
+        // doublings): passed early, late, or never.
+        const limit = 0.9 * start * ((1.2 * reached) / (0.9 * start)) ** where
+        const from = Math.max(0, end - 1_000)
+        let count = 0
+        for (let t = from; t < end; t++) count += Math.min(start * 2 ** ((t + 0.5) / PROBE_DOUBLING_MS), limit) / 1_000
+        count /= (end - from) / 1_000
+        const { max, averaged } = endProbe(firstRate, 0, end, count)
+        const expected = Math.max(LEAST, Math.min(averaged, Math.max(Math.min(limit, PROBE_FOUND_CAP * count), ACCEPTED_FLOOR * averaged)))
+        expect(Math.abs(max - expected)).toBeLessThanOrEqual(1e-3 * expected)
+      }),
+      { numRuns: 200 },
+    )
   })
 })
 

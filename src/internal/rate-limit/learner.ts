@@ -158,7 +158,7 @@ function recoveryFor(pauseMs: number): number {
  */
 export const FOUND_MARGIN = 0.98
 /** A 429 lowers the limit found to what was accepted lately, but not below this share of the rate sent. */
-const ACCEPTED_FLOOR = 0.5
+export const ACCEPTED_FLOOR = 0.5
 /**
  * A 429 for a request sent within this long after the last decrease says nothing new, ms: a
  * limiter that was run dry (a bucket at zero) still refuses some requests sent at the lower rate
