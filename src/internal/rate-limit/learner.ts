@@ -107,22 +107,33 @@ export const PROBE_FOUND_CAP = 1.05
 /**
  * The limit that explains what the service accepted (`accepted`, requests per second of the time
  * not paused) over the last second of a probe that a 429 ends at `now` (or since it began, if
- * sooner): the rate `r` at which a limiter that lets through at most `r` a second would have
- * accepted that many of the probe's requests, the probe's rate being known (it doubled every
- * {@link PROBE_DOUBLING_MS} from `BETA × max` at `at`). What was accepted alone is lower: the probe
- * spent part of that second below the limit, and a token bucket keeps no more than its burst of
- * what that part left unspent (a real trace of 4 workers against a bucket of 100 a second: 95,
- * then a whole night paced under it). A fixed window does keep a window's unspent quota for the
- * end of the probe, so its count is the limit already, and this `r` would be over it: capped at
- * {@link PROBE_FOUND_CAP} × `accepted`, which the climb and the next paced 429 correct. Measured
- * in the simulation (BENCHMARKS.md, "Pacing", eighth look).
+ * sooner): the rate `r` at which a limiter that lets through at most `r` a second, with no burst,
+ * would have accepted that many of the probe's requests, the probe's rate being known (it doubled
+ * every {@link PROBE_DOUBLING_MS} from `BETA × max` at `at`). What was accepted alone is lower: the
+ * probe spent part of that second below the limit, and a token bucket keeps no more than its burst
+ * of what that part left unspent (a real trace of 4 workers against a bucket of 100 a second: 95,
+ * then a whole night paced under it). `r` is the most the count can mean (a limiter with no burst
+ * keeps nothing of what was left unspent): a fixed window keeps a window's unspent quota for the
+ * end of the probe, so its count is the limit already, and a bucket's burst can put the count over
+ * its limit (a bucket of 20 a second with a burst of 5). Capped at {@link PROBE_FOUND_CAP} ×
+ * `accepted`, which the climb and the next paced 429 correct. Measured in the simulation
+ * (BENCHMARKS.md, "Pacing", eighth look).
+ *
+ * `accepted` is the caller's count, not one taken over exactly this span: the process's own over
+ * its last ten 100 ms slots (0.9–1 s), or the store's over about the last second. For a probe
+ * younger than a second that second also holds what came before the probe: requests accepted
+ * before the first 429, or, after a wait that began before that second, paused time not taken out
+ * (a pause is booked whole in the slot it began in). `r` is then a rougher guess, bounded either
+ * way by the cap and by the caller's least of it and the probe's averaged rate.
  */
 function probeLimit(probe: LearnedRate, now: number, accepted: number): number {
   const from = Math.max(probe.at, now - RECENT_SLOTS * SLOT_MS)
   const spanMs = now - from
   const start = BETA * probe.max
   const rateAt = (t: number): number => start * 2 ** ((t - probe.at) / PROBE_DOUBLING_MS)
+  // Never above the probe's own rate (the caller's least with its averaged rate holds that too).
   const ceiling = Math.min(PROBE_FOUND_CAP * accepted, rateAt(now))
+  // Under 100 ms of probe (or a 429 met before its wait ended): too little of it to explain anything.
   if (spanMs < SLOT_MS || !(ceiling > accepted)) return accepted
   /** What a limiter of `r` a second accepts of the probe over the span, per second: the probe's rate under `r`, `r` from when it reached it. */
   const acceptedAt = (r: number): number => {
@@ -153,8 +164,9 @@ function recoveryFor(pauseMs: number): number {
  * second for all of them. 2 % under, the climb reaches the limit found after about 1.5 times that.
  * Measured in the simulation (BENCHMARKS.md, "Pacing", sixth look): no more touches with any
  * limiter, a 4-process fixed window 0.882 → 0.901 of its limit in 28 s, the others within ±0.01;
- * real runs showed no change their ±0.03 could see. Not applied to the 429 that ends probing,
- * whose estimate is low already.
+ * real runs showed no change their ±0.03 could see. Not applied to the 429 that ends probing: its
+ * estimate (the probe's rate averaged over its last doubling, or the limit its count explains,
+ * {@link probeLimit}) lies under the rate it sent already.
  */
 export const FOUND_MARGIN = 0.98
 /** A 429 lowers the limit found to what was accepted lately, but not below this share of the rate sent. */
