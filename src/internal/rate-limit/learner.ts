@@ -100,8 +100,8 @@ function probeAverage(ms: number): number {
   return span < 1e-3 ? 1 : (1 - 2 ** -span) / (span * Math.LN2)
 }
 /**
- * The 429 that ends probing finds the limit at what the service accepted in the last second, but
- * not above this many times it (see {@link probeLimit}).
+ * The 429 that ends probing sets the limit at most this many times what the service accepted in
+ * the probe's last second (see {@link probeLimit}, which may find more).
  */
 export const PROBE_FOUND_CAP = 1.05
 /**
