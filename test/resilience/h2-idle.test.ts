@@ -26,6 +26,12 @@ const AGENTS = 10
 const IDLE_MS = 6_000
 /** Pages after the third answer this late (ms), so that the prefetched ones are in flight at the `break`. */
 const SLOW_PAGE_MS = 300
+/**
+ * The third page is answered once the request for the fourth has arrived (or after this long, ms):
+ * the prefetches go out when the first page arrives, but each opens a TLS connection of its own,
+ * and a consumer quicker than the fourth handshake left the loop, aborting it, before it was sent.
+ */
+const HOLD_THIRD_MS = 5_000
 
 let dir: string
 let certificate: Certificate & { certFile: string }
@@ -52,6 +58,10 @@ interface Seen {
 /** A TLS server preferring h2 that serves GET /rest/v1/agents as the spec has it (credentials in the JSON body). */
 async function startServer(sessionTimeoutMs: number | undefined): Promise<{ origin: string; seen: Seen[]; close: () => Promise<void> }> {
   const seen: Seen[] = []
+  let fourthArrived = (): void => {}
+  const fourth = new Promise<void>((resolve) => {
+    fourthArrived = resolve
+  })
   const handle = (req: Http2ServerRequest, res: Http2ServerResponse): void => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -84,12 +94,20 @@ async function startServer(sessionTimeoutMs: number | undefined): Promise<{ orig
         updated_at: at,
       }))
       const pagination = { page, limit, total: AGENTS, total_pages: Math.ceil(AGENTS / limit) }
-      setTimeout(
-        () => {
-          reply(200, { data: agents.slice((page - 1) * limit, page * limit), pagination })
-        },
-        page > 3 ? SLOW_PAGE_MS : 0,
-      )
+      let answered = false
+      const answer = (): void => {
+        if (answered) return
+        answered = true
+        reply(200, { data: agents.slice((page - 1) * limit, page * limit), pagination })
+      }
+      if (page === 4) fourthArrived()
+      if (page === 3) {
+        const held = setTimeout(answer, HOLD_THIRD_MS)
+        void fourth.then(() => {
+          clearTimeout(held)
+          answer()
+        })
+      } else setTimeout(answer, page > 3 ? SLOW_PAGE_MS : 0)
     })
   }
   const server = createSecureServer({ key: certificate.key, cert: certificate.cert, allowHTTP1: true }, handle)
