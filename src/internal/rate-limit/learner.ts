@@ -23,9 +23,10 @@
  *   start from one worker's share; raised to that count when the store answers it later, while the
  *   429's `Retry-After` lasts ({@link RateLearner.raiseFirstEstimate}).
  * - A 429 that ends probing (the first estimate was a lower bound, and the rate doubled each
- *   half second since) takes the rate averaged over the last doubling, or since probing began if that
- *   was sooner, as where the limit was met; or, if less, the limit that explains what the service
- *   accepted in the last second of the probe, whose rate is known ({@link probeLimit}).
+ *   half second since) takes as where the limit was met the least of the rate averaged over the
+ *   last doubling (or since probing began, if that was sooner) and the limit that explains what
+ *   the service accepted in the probe's last second, whose rate is known ({@link probeLimit}: the
+ *   count itself up to {@link PROBE_FOUND_CAP} times it).
  * - While requests succeed the rate climbs back as `max × (1 + (1 − β) × ((t − K) / K)³)`, `t`
  *   the time since the decrease, or since the end of the wait the 429 asked for (a paused client
  *   learns nothing, and a climb timed through a 1 s `Retry-After` came out of it two
