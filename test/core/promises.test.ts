@@ -220,7 +220,12 @@ it('@typescript-eslint/no-floating-promises at its defaults flags a forgotten ca
       overrideConfig: [
         {
           files: ['**/*.ts'],
-          languageOptions: { parser: tseslint.parser, parserOptions: { project: join(dir, 'tsconfig.json'), tsconfigRootDir: dir } },
+          languageOptions: {
+            parser: tseslint.parser,
+            // 'type-info': no JSDoc of .ts files parsed (the rule reads types, which JSDoc does not
+            // change there): ~0.4 s of the program's ~2.5 s of CPU, most of it parsing @types/node.
+            parserOptions: { project: join(dir, 'tsconfig.json'), tsconfigRootDir: dir, jsDocParsingMode: 'type-info' },
+          },
           plugins: { '@typescript-eslint': tseslint.plugin },
           rules: { '@typescript-eslint/no-floating-promises': 'error' },
         },
