@@ -390,7 +390,7 @@ try {
               figures.wall.push(wallMs / 1000)
             }
             log(
-              `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}${NIGHTS > 1 ? `, night ${night}` : ''}: useful ${useful.toFixed(2)} of the limit (${span.toFixed(2)} over the export), ${refusedShare.toFixed(1)} % 429s, login p95 ${p95.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
+              `  ${limiterName}, ${name}, round ${round + 1}/${ROUNDS}${NIGHTS > 1 ? `, night ${night}` : ''}: useful ${useful.toFixed(3)} of the limit (${span.toFixed(3)} over the export), ${refusedShare.toFixed(1)} % 429s, login p95 ${p95.toFixed(0)} ms, ${(wallMs / 1000).toFixed(1)} s`,
             )
           }
           await server.close()
@@ -398,8 +398,8 @@ try {
         rows.push([
           limiterName,
           name,
-          fmtSpread(spread(figures.useful), 2),
-          fmtSpread(spread(figures.span), 2),
+          fmtSpread(spread(figures.useful), 3),
+          fmtSpread(spread(figures.span), 3),
           fmtSpread(spread(figures.refused), 1, ' %'),
           `${fmtSpread(spread(figures.p50), 0)} / ${fmtSpread(spread(figures.p95), 0)}`,
           fmtSpread(spread(figures.wall), 1),

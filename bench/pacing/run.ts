@@ -170,7 +170,7 @@ for (const limiter of LIMITERS.filter((l) => values.only === undefined || values
     const row = [
       limiter.name,
       pacing,
-      r.useful.toFixed(2),
+      r.useful.toFixed(3),
       `${(r.refused * 100).toFixed(1)} %`,
       `${ms(r.loginP50)} / ${ms(r.loginP95)} / ${ms(r.loginMax)}`,
       String(r.logins),
