@@ -41,12 +41,10 @@ export function compileFixtures(
   skip: readonly string[] = [],
 ): FixtureCompile {
   // The project's node_modules holds the package; the other packages are found one directory up,
-  // where Node.js's and TypeScript's resolution look next: work/node_modules is `nodeModules`. One
-  // link instead of one for each of its ~300 packages, which took more of a small compile than the
-  // compile (and a package there named chat-service-sdk is behind the project's own).
+  // where Node.js's and TypeScript's resolution look next: work/node_modules (`linkOtherPackages`).
   const work = mkdtempSync(join(tmpdir(), 'chat-service-sdk-fixtures-'))
   try {
-    symlinkSync(nodeModules, join(work, 'node_modules'), 'dir')
+    linkOtherPackages(nodeModules, join(work, 'node_modules'))
     const project = join(work, 'project')
     const modules = join(project, 'node_modules')
     mkdirSync(modules, { recursive: true })
@@ -118,6 +116,28 @@ export function compileFixtures(
     return { files, errors, relaxed }
   } finally {
     rmSync(work, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Makes `to` give the packages of `nodeModules` but chat-service-sdk: one link to `nodeModules`
+ * itself, instead of one for each of its ~300 packages (which took more of a small compile than the
+ * compile), unless it holds a chat-service-sdk (installed or linked into the repository). That one
+ * must not be found: TypeScript, unlike Node.js, goes on to the next node_modules up when a package's
+ * `exports` lack a subpath, so a fixture importing an entry point the package under test no longer
+ * has (`chat-service-sdk/testing/msw`) would compile against that copy's, and the break go unseen.
+ * Then `to` is a directory of links to the others, one each.
+ */
+function linkOtherPackages(nodeModules: string, to: string): void {
+  const names = readdirSync(nodeModules)
+  if (!names.includes('chat-service-sdk')) {
+    symlinkSync(nodeModules, to, 'dir')
+    return
+  }
+  mkdirSync(to)
+  for (const name of names) {
+    if (name === 'chat-service-sdk' || name.startsWith('.')) continue
+    symlinkSync(join(nodeModules, name), join(to, name), 'dir')
   }
 }
 
