@@ -74,7 +74,9 @@ function forgetOldTarballs(kept: string): void {
 /** Builds the package into `staging` and packs it there; resolves with the tarball's path. */
 async function pack(staging: string): Promise<string> {
   mkdirSync(join(staging, 'docs'), { recursive: true })
-  for (const file of ['package.json', 'README.md', 'TESTING.md', 'CHANGELOG.md']) copyFileSync(join(root, file), join(staging, file))
+  // LICENSE too: npm ships it whatever package.json `files` says (scripts/release/package-files.txt).
+  for (const file of ['package.json', 'README.md', 'TESTING.md', 'CHANGELOG.md', 'LICENSE'])
+    copyFileSync(join(root, file), join(staging, file))
   for (const guide of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')))
     copyFileSync(join(root, 'docs', guide), join(staging, 'docs', guide))
   // tsup (and rollup, esbuild's API, its config loader) loaded here, by the one file of the run that
