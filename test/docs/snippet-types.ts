@@ -98,6 +98,7 @@ export async function typeCheck(request: Request): Promise<Problem[]> {
   // Loaded here, when the check runs (the file's CPU meter sees it), not when the test file is imported.
   const { API } = await import('typescript-7/unstable/async')
   const api = new API({ cwd: request.root })
+  let found: Problem[]
   try {
     const snapshot = await api.updateSnapshot({ openProject: project })
     const program = snapshot.getProject(project)?.program
@@ -132,8 +133,13 @@ export async function typeCheck(request: Request): Promise<Problem[]> {
           `so its silence on the snippets proves nothing; it reported: ${JSON.stringify(fromCanary)}`,
       )
     }
-    return [...compile, ...own.filter((found) => found.file !== canary)]
-  } finally {
-    await api.close()
+    found = [...compile, ...own.filter((problem) => problem.file !== canary)]
+  } catch (error) {
+    // The check's own error says what went wrong; a close that fails after it (TypeScript 7's
+    // process gone, say) must not take its place.
+    await api.close().catch(() => undefined)
+    throw error
   }
+  await api.close()
+  return found
 }
