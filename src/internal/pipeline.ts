@@ -6,15 +6,15 @@
  * 3. trace it (`tracing.ts`) around 4–6;
  * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
  *    carries before anything reads it (what shows its headers scrubs them, when it shows them);
- *    then notice the service's deprecation headers, if any (`deprecation.ts`), on the response or on
- *    the APIError of one the transport would not retry;
+ *    then notice the service's deprecation headers, if any (`deprecation.ts`; the transport does
+ *    for a response it throws without retrying);
  * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
  *    raw response, the redactor or the logger.
  */
 import type * as z from 'zod'
-import { APIError, type ResponseValidationError, type ValidationIssue } from '../errors/errors.ts'
+import type { ResponseValidationError, ValidationIssue } from '../errors/errors.ts'
 import type { Pagination } from '../schemas/common.ts'
 import { createAPIPromise, type APIPromise } from '../core/api-promise.ts'
 import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
@@ -272,15 +272,7 @@ export class RequestPipeline {
     return traced(
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
-        let raw: ReceivedResponse
-        try {
-          raw = await this.#transport.send(request, options, this.#closing, trace)
-        } catch (error) {
-          // A response the transport would not retry (a wait over 60 s, a starved 429) is thrown as
-          // its APIError, whose headers carry the service's notice as well.
-          if (error instanceof APIError) noticeDeprecation(request, error, redactor, options.log, trace)
-          throw error
-        }
+        const raw = await this.#transport.send(request, options, this.#closing, trace)
         noticeDeprecation(request, raw, redactor, options.log, trace)
         // The transport has remembered the secrets this body carries; what shows the headers scrubs them.
         const text = bodyText(raw)

@@ -20,8 +20,9 @@ import { Agent, type Dispatcher } from 'undici'
 import type { RateLimitStore } from '../core/options.ts'
 import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
 import type { RequestTrace } from '../core/tracing.ts'
-import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
+import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError, type APIError } from '../errors/errors.ts'
 import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
+import { noticeDeprecation } from './deprecation.ts'
 import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse } from './exchange.ts'
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
@@ -191,16 +192,22 @@ export class Transport {
         const response = (outcome as Extract<ReceivedOutcome, { ok: true }>).response
         if (verdict.reason === 'wait-too-long') {
           observer.waitTooLong()
-          throw waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor)
+          throw this.#unretried(
+            waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor),
+            response,
+            call,
+            trace,
+          )
         }
-        if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
+        if (verdict.reason === 'starved')
+          throw this.#unretried(starvedError(response, request, STARVED_MS, this.redactor), response, call, trace)
         return response
       }
       call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)
         : this.#failureError(outcome, request, options)
       if (verdict !== undefined) continue
-      const delay = this.#retryDelay(outcome, ++failures, call, observer)
+      const delay = this.#retryDelay(outcome, ++failures, call, observer, trace)
       if (delay === undefined) {
         if (outcome.ok) return outcome.response
         throw call.lastError
@@ -208,6 +215,16 @@ export class Transport {
       observer.retrying(attempt, outcome, delay, options.maxRetries)
       await call.wait(delay, `while waiting ${delay} ms to retry`)
     }
+  }
+
+  /**
+   * `error`, thrown for `response`, which the SDK does not retry (a wait over 60 s, a starved 429),
+   * once the response's deprecation notice is read (`deprecation.ts`): the pipeline reads it on the
+   * responses `send` returns, and a response thrown here never reaches it.
+   */
+  #unretried(error: APIError, response: ReceivedResponse, call: Call, trace: RequestTrace | undefined): APIError {
+    noticeDeprecation(call.request, response, this.redactor, call.options.log, trace)
+    return error
   }
 
   /** One attempt (`exchange.ts`), within `left` ms of the call's deadline. */
@@ -234,6 +251,7 @@ export class Transport {
     failures: number,
     call: Call,
     observer: AttemptObserver,
+    trace: RequestTrace | undefined,
   ): number | undefined {
     const failure: AttemptFailure = outcome.ok
       ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
@@ -243,8 +261,10 @@ export class Transport {
     if (!decision.retry) {
       if (decision.reason === 'wait-too-long') {
         observer.waitTooLong()
-        if (outcome.ok)
-          throw waitTooLongError(outcome.response, call.request, serverRequestedDelay(outcome.response.headers) ?? 0, this.redactor)
+        if (outcome.ok) {
+          const error = waitTooLongError(outcome.response, call.request, serverRequestedDelay(outcome.response.headers) ?? 0, this.redactor)
+          throw this.#unretried(error, outcome.response, call, trace)
+        }
       }
       return undefined
     }
