@@ -343,6 +343,23 @@ function keyPaths(
  * An external id as `findByExternalId` and `updateMetadata` take it: what the `external_id` filter
  * takes (a non-empty string; it travels in the JSON body, not the path).
  */
+/**
+ * `withMetadata`'s schema argument: a zod 4 schema (of any zod 4 copy, classic or mini: what the
+ * SDK calls is zod 4's core, `_zod.run`). Anything else would fail only at the first list, with a
+ * TypeError from inside zod; a zod 3 schema (no `_zod`) is named as one.
+ */
+const metadataSchemaArgument = madeOnce(() =>
+  z.custom<z.ZodType>((value) => typeof (value as { _zod?: { run?: unknown } } | null | undefined)?._zod?.run === 'function', {
+    error: (issue) =>
+      typeof issue.input === 'object' &&
+      issue.input !== null &&
+      '_def' in issue.input &&
+      typeof (issue.input as { safeParse?: unknown }).safeParse === 'function'
+        ? 'Expected a zod 4 schema, got a zod 3 one: install zod 4 (npm install zod@4) and build the schema with it'
+        : 'Expected a zod 4 schema of your metadata (import * as z from "zod"; z.object({ ... }))',
+  }),
+)
+
 const externalIdArgs = madeOnce(() => z.strictObject({ externalId: z.string().min(1, 'Expected a non-empty external id') }))
 
 /** Makes `client.customerUsers` (internal: the class's constructor is private, see src/internal/README.md). */
@@ -481,21 +498,25 @@ export class CustomerUsers<Metadata = Record<string, unknown> | null, MetadataIn
    * @param options - `forbiddenKeys`: keys refused in metadata before sending;
    * `onInvalidMetadata` (`'throw'`, default, or `'skip'`) and `onSkip`: what a listing does with a
    * user whose metadata the schema rejects (see `resources.MetadataOptions`).
-   * @throws RequestValidationError when `forbiddenKeys` is not a list of strings,
-   * `onInvalidMetadata` neither `'throw'` nor `'skip'`, or `onSkip` not a function.
+   * @throws RequestValidationError when `schema` is not a zod 4 schema, `forbiddenKeys` not a list
+   * of strings, `onInvalidMetadata` neither `'throw'` nor `'skip'`, or `onSkip` not a function.
    */
   withMetadata<S extends z.ZodType>(schema: S, options: MetadataOptions = {}): CustomerUsers<z.output<S>, z.input<S>> {
-    const [valid] = this.#pipeline.check('customerUsers.withMetadata', [
-      z.strictObject({
-        forbiddenKeys: z.array(z.string().min(1)).optional(),
-        onInvalidMetadata: z.enum(['throw', 'skip']).optional(),
-        onSkip: z
-          .custom<(skipped: SkippedCustomerUser) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
-          .optional(),
-      } satisfies SchemaOf<MetadataOptions>),
-      options,
-      ['options'],
-    ])
+    const [, valid] = this.#pipeline.check(
+      'customerUsers.withMetadata',
+      [metadataSchemaArgument(), schema, ['schema']],
+      [
+        z.strictObject({
+          forbiddenKeys: z.array(z.string().min(1)).optional(),
+          onInvalidMetadata: z.enum(['throw', 'skip']).optional(),
+          onSkip: z
+            .custom<(skipped: SkippedCustomerUser) => void>((value) => typeof value === 'function', { message: 'Expected a function' })
+            .optional(),
+        } satisfies SchemaOf<MetadataOptions>),
+        options,
+        ['options'],
+      ],
+    )
     return new CustomerUsers(this.#pipeline, operationsFor(schema, valid))
   }
 

@@ -252,6 +252,36 @@ describe('forbiddenKeys', () => {
   )
 })
 
+describe('withMetadata refuses a schema that is not a zod 4 one at once, not at the first list', () => {
+  // A zod 3 schema as zod 3 makes them: `_def` and the parse methods, no `_zod`.
+  const zod3 = { _def: { typeName: 'ZodObject' }, parse: () => ({}), safeParse: () => ({ success: true, data: {} }) }
+  it.each([
+    ['a plain object', { plan: 'pro' }, 'Expected a zod 4 schema of your metadata'],
+    ['undefined', undefined, 'Expected a zod 4 schema of your metadata'],
+    ['a zod 3 schema', zod3, 'got a zod 3 one: install zod 4'],
+  ])('%s: RequestValidationError at `schema`, saying what it needs', (_what, schema, says) => {
+    let error: unknown
+    try {
+      client.customerUsers.withMetadata(schema as never)
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toBeInstanceOf(RequestValidationError)
+    expect((error as RequestValidationError).issues).toEqual([expect.objectContaining({ path: ['schema'] })])
+    expect((error as RequestValidationError).message).toContain(says)
+    expect(puts()).toEqual([])
+  })
+
+  it('a schema of another zod 4 copy (zod/mini) is taken: its users are read through it', async () => {
+    const mini = await import('zod/mini')
+    const users = client.customerUsers.withMetadata(
+      mini.looseObject({ version: mini.number() }) as unknown as z.ZodType<{ version: number }>,
+    )
+    await users.update('cu_1', { metadata: { version: 2 } })
+    expect(puts()[0]?.body).toMatchObject({ metadata: { version: 2 } })
+  })
+})
+
 describe('reads that do not match the schema', () => {
   beforeEach(() => {
     // A user written by something that does not know the schema: neither v1 nor v2.
