@@ -42,12 +42,14 @@ export interface Problem {
   readonly message: string
 }
 
-/** The project: strict and noUncheckedIndexedAccess, `chat-service-sdk` from src/. Its paths are absolute. */
+/** The project: strict, noUncheckedIndexedAccess and exactOptionalPropertyTypes, `chat-service-sdk` from src/. Its paths are absolute. */
 function tsconfig(files: readonly string[], { root }: Request): object {
   return {
     compilerOptions: {
       strict: true,
       noUncheckedIndexedAccess: true,
+      // On in `tsc --init`'s project since TypeScript 6, so in many users' projects.
+      exactOptionalPropertyTypes: true,
       target: 'es2023',
       lib: ['es2023', 'es2024.string', 'esnext.disposable'],
       module: 'nodenext',

@@ -93,7 +93,7 @@ it('README.md and the guides have ts snippets to check', () => {
   expect(snippets.length).toBeGreaterThan(30)
 })
 
-it('every snippet type-checks with strict and noUncheckedIndexedAccess', async () => {
+it('every snippet type-checks with strict, noUncheckedIndexedAccess and exactOptionalPropertyTypes', async () => {
   // TypeScript 7 in a child process (snippet-types.ts says why); the options are there.
   const found = await typeCheck({
     files: snippets.map((snippet) => snippet.file),
