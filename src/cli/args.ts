@@ -165,7 +165,10 @@ function parseArgsMessage(error: unknown, command: CommandSpec): string {
   const option = /'(-[^' ]+)/.exec(message)?.[1]
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined) return `unknown option ${option} for ${commandName(command)}`
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option !== undefined) {
-    return message.includes('does not take an argument') ? `${option} takes no value` : `${option} needs a value`
+    if (message.includes('does not take an argument')) return `${option} takes no value`
+    // A value that starts with a dash (`--max-items -1`) reads as another option: say how to pass it.
+    if (message.includes('ambiguous')) return `${option} needs a value; one that starts with "-" goes as ${option}=VALUE`
+    return `${option} needs a value`
   }
   return message
 }

@@ -127,6 +127,12 @@ describe('failures: exit status and message', () => {
     [['messages', 'list'], 'messages list needs CONVERSATION_ID', 'Usage: chat-service messages list CONVERSATION_ID'],
     [['agents', 'list', '--format', 'xml'], '--format must be table, json, jsonl, not "xml"', 'Usage: chat-service agents list'],
     [['agents', 'list', '--max-items', '0'], '--max-items must be a whole number 1 or more, not "0"', 'Usage: chat-service agents list'],
+    [
+      ['agents', 'list', '--max-items', '-1'],
+      '--max-items needs a value; one that starts with "-" goes as --max-items=VALUE',
+      'Usage: chat-service agents list',
+    ],
+    [['agents', 'list', '--max-items=-1'], '--max-items must be a whole number 1 or more, not "-1"', 'Usage: chat-service agents list'],
     [['users', 'find'], 'users find needs --external-id', 'Usage: chat-service users find'],
     [
       ['export', '--out', 'x.jsonl', '--concurrency', '100'],
