@@ -314,7 +314,8 @@ Common options:
   --version                   the version
 
 Data goes to stdout, progress and messages to stderr. Exit status: 0 ok, 1 failure, 2 usage
-(an unknown command or option), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+(an unknown command or option), 9 --env-file FILE not found (Node.js's check), 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM).
 
 ${ENVIRONMENT}
 `

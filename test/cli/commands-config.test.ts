@@ -33,7 +33,7 @@ describe('where the configuration comes from', () => {
     // Node.js itself checks that a file named by --env-file exists, even after a script's path
     // and parses (nodejs/node#54232): a missing file ends the process with Node's own message and status 9.
     const missing = await cliProcess(['agents', 'list', '--env-file', join(installed.dir, 'nope.env')])
-    expect(missing.code).not.toBe(0)
+    expect(missing.code).toBe(9) // docs/command.md, "Exit status", and the help say 9
     expect(missing.stdout).toBe('')
     expect(missing.stderr).toContain(`${join(installed.dir, 'nope.env')}: not found`)
   })
