@@ -11,6 +11,7 @@ import {
   APIUserAbortError,
   AuthenticationError,
   ChatServiceClient,
+  NotFoundError,
   PermissionDeniedError,
   RequestValidationError,
   type Logger,
@@ -67,12 +68,23 @@ function checkInsecureHttp(settings: Settings, note: (text: string) => void): vo
   note(`warning: plain http to ${host} (allowed ${sourceText(allowed.source)}): the key secret crosses the network in clear text`)
 }
 
-/** Whether `error` (or what caused it) may come from a wrong setting: the service unreachable, or the key refused. */
-function dependsOnSettings(error: unknown): boolean {
+/**
+ * Whether `error` (or what caused it) may come from a wrong setting: the service unreachable, the
+ * key refused, or a 404 under a base URL with a path (`https://host/api`: the SDK puts `/rest/v1/…`
+ * after it, so a path the service does not serve makes every call a 404).
+ */
+function dependsOnSettings(error: unknown, settings: Settings): boolean {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof APIConnectionError || cause instanceof AuthenticationError || cause instanceof PermissionDeniedError) return true
+    if (cause instanceof NotFoundError && baseUrlHasPath(settings)) return true
   }
   return false
+}
+
+function baseUrlHasPath(settings: Settings): boolean {
+  const value = settings.baseUrl.value
+  const path = value === undefined ? undefined : URL.parse(value)?.pathname
+  return path !== undefined && path.replace(/\/+$/, '') !== ''
 }
 
 /** Runs the command of `invocation`; resolves with its exit status. */
@@ -140,7 +152,10 @@ export async function run(invocation: Extract<Invocation, { action: 'run' }>, io
     }
     const text = error instanceof Error ? error.message : String(error)
     for (const line of text.split('\n')) note(line)
-    if (settings !== undefined && (dependsOnSettings(error) || (client === undefined && error instanceof RequestValidationError))) {
+    if (
+      settings !== undefined &&
+      (dependsOnSettings(error, settings) || (client === undefined && error instanceof RequestValidationError))
+    ) {
       for (const line of describeSettings(settings).split('\n')) note(line)
     }
     return EXIT.failure

@@ -117,6 +117,15 @@ describe('failures: exit status and message', () => {
     const ran = await cli(['messages', 'list', 'conv_nope'])
     expect(ran.code).toBe(1)
     expect(ran.stderr).toMatch(/^chat-service: 404 Not Found: GET \/rest\/v1\/conversations\/conv_nope\/messages/)
+    expect(ran.stderr).not.toContain('settings:')
+  })
+
+  it('a 404 under a base URL with a path: the message, then where the base URL came from', async () => {
+    const base = `${env['CHAT_SERVICE_BASE_URL'] ?? ''}/api`
+    const ran = await cli(['agents', 'list'], { env: { CHAT_SERVICE_BASE_URL: base } })
+    expect(ran).toMatchObject({ code: 1, stdout: '' })
+    expect(ran.stderr).toMatch(/^chat-service: 404 Not Found: GET \/api\/rest\/v1\/agents/)
+    expect(ran.stderr).toContain(`chat-service: settings: base URL ${base} from the environment (CHAT_SERVICE_BASE_URL)`)
   })
 
   it.each([
