@@ -1,5 +1,6 @@
 import { defineConfig } from 'tsup'
 import { fakeBinUsesTestingEntry, withoutSourceMaps } from './scripts/bin-plugins.ts'
+import { classNames } from './scripts/class-names.ts'
 import { engineCheckFirst } from './scripts/engine-check-plugin.ts'
 import { lineMaps } from './scripts/line-maps.ts'
 
@@ -42,5 +43,6 @@ export default defineConfig({
   external: ['undici', 'zod', 'msw', '@mswjs/interceptors', 'chat-service-sdk'],
   noExternal: ['cli-progress'],
   esbuildPlugins: [engineCheckFirst, fakeBinUsesTestingEntry],
-  plugins: [withoutSourceMaps, lineMaps],
+  // classNames: the built classes keep src/'s names (the file says why).
+  plugins: [classNames, withoutSourceMaps, lineMaps],
 })
