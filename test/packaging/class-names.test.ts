@@ -1,10 +1,9 @@
 // The built package's classes have the names of src/ (scripts/class-names.ts): what `util.inspect`,
 // `constructor.name` and stack traces show users, by `import` and by `require` of the installed
 // tarball; and the renaming itself, on code shaped as esbuild writes it.
-import { rm } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { keepClassNames } from '../../scripts/class-names.ts'
-import { makeConsumer, run } from './helpers.ts'
+import { run, useConsumer } from './helpers.ts'
 
 /** Prints the names of the classes a user meets before any call, and of a page's class. */
 const PROBE = `
@@ -31,13 +30,7 @@ const EXPECTED = [
   'Agents',
 ]
 
-let consumer: { dir: string; pkg: string }
-beforeAll(async () => {
-  consumer = await makeConsumer()
-}, 120_000)
-afterAll(async () => {
-  await rm(consumer.dir, { recursive: true, force: true })
-})
+const consumer = useConsumer()
 
 describe('the built classes keep their names', () => {
   it.each([

@@ -3,12 +3,11 @@
 // undefined (reading 'bind')` (issue 11). The build is run now and loaded by this machine's own
 // Node 20, by `import` and by `require`, through every entry point, as an installed package.
 import { readFileSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { build as esbuild } from 'esbuild'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MIN_NODE_VERSION, unsupportedNodeMessage } from '../../src/engine-check.ts'
-import { findUnsupportedNode, makeConsumer, root, run } from './helpers.ts'
+import { findUnsupportedNode, root, run, useConsumer } from './helpers.ts'
 
 const ENTRIES = ['chat-service-sdk', 'chat-service-sdk/testing', 'chat-service-sdk/testing/msw'] as const
 const LOADERS = {
@@ -18,14 +17,7 @@ const LOADERS = {
 const CASES = ENTRIES.flatMap((entry) => (['import', 'require'] as const).map((loader) => ({ entry, loader })))
 
 const oldNode = findUnsupportedNode()
-let consumer: { dir: string; pkg: string }
-
-beforeAll(async () => {
-  consumer = await makeConsumer()
-}, 120_000)
-afterAll(async () => {
-  await rm(consumer.dir, { recursive: true, force: true })
-})
+const consumer = useConsumer()
 
 /** Asserts that a run failed with the one clear line and nothing of undici's crash. */
 function expectRefused(result: { status: number | null; stdout: string; stderr: string }): void {

@@ -2,9 +2,11 @@
 // project, the machine's own (unsupported) Node.js, and running a child process to its end.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { delimiter, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll } from 'vitest'
 import { unsupportedNodeMessage } from '../../src/engine-check.ts'
 import { packedTarball } from '../helpers/packed-tarball.ts'
 
@@ -32,6 +34,32 @@ export async function makeConsumer(): Promise<{ dir: string; pkg: string }> {
     symlinkSync(join(root, 'node_modules', ...name.split('/')), link, 'dir')
   }
   return { dir, pkg }
+}
+
+/**
+ * {@link makeConsumer} for a test file: made before its tests, removed after them. `dir` and `pkg`
+ * are read in the tests (they throw before the project is made).
+ */
+export function useConsumer(): { readonly dir: string; readonly pkg: string } {
+  let made: { dir: string; pkg: string } | undefined
+  beforeAll(async () => {
+    made = await makeConsumer()
+  }, 120_000)
+  afterAll(async () => {
+    if (made !== undefined) await rm(made.dir, { recursive: true, force: true })
+  })
+  const get = (): { dir: string; pkg: string } => {
+    if (made === undefined) throw new Error('the consumer project is made in beforeAll')
+    return made
+  }
+  return {
+    get dir() {
+      return get().dir
+    },
+    get pkg() {
+      return get().pkg
+    },
+  }
 }
 
 /**

@@ -4,20 +4,12 @@
 // `diagnostics_channel` that do not mention the SDK. Each condition is bundled with esbuild from a
 // freshly built copy of the package installed in a temporary project, and the bundle is run with
 // that runtime's globals. Node.js keeps resolving the real SDK.
-import { rm } from 'node:fs/promises'
 import { runInNewContext } from 'node:vm'
 import { build, type BuildOptions, type Metafile } from 'esbuild'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeConsumer } from '../packaging/helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { useConsumer } from '../packaging/helpers.ts'
 
-let consumer: { dir: string; pkg: string }
-
-beforeAll(async () => {
-  consumer = await makeConsumer()
-}, 120_000)
-afterAll(async () => {
-  await rm(consumer.dir, { recursive: true, force: true })
-})
+const consumer = useConsumer()
 
 const APP = `
 import { ChatServiceClient } from 'chat-service-sdk'
