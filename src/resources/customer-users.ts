@@ -340,10 +340,6 @@ function keyPaths(
 }
 
 /**
- * An external id as `findByExternalId` and `updateMetadata` take it: what the `external_id` filter
- * takes (a non-empty string; it travels in the JSON body, not the path).
- */
-/**
  * `withMetadata`'s schema argument: a zod 4 schema (of any zod 4 copy, classic or mini: what the
  * SDK calls is zod 4's core, `_zod.run`). Anything else would fail only at the first list, with a
  * TypeError from inside zod; a zod 3 schema (no `_zod`) is named as one.
@@ -360,6 +356,10 @@ const metadataSchemaArgument = madeOnce(() =>
   }),
 )
 
+/**
+ * An external id as `findByExternalId` and `updateMetadata` take it: what the `external_id` filter
+ * takes (a non-empty string; it travels in the JSON body, not the path).
+ */
 const externalIdArgs = madeOnce(() => z.strictObject({ externalId: z.string().min(1, 'Expected a non-empty external id') }))
 
 /** Makes `client.customerUsers` (internal: the class's constructor is private, see src/internal/README.md). */
