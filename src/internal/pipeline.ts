@@ -6,8 +6,7 @@
  * 3. trace it (`tracing.ts`) around 4–6;
  * 4. send it, with retries and deadlines (`transport.ts`), which remembers the secrets a response
  *    carries before anything reads it (what shows its headers scrubs them, when it shows them);
- *    then notice the service's deprecation headers, if any (`deprecation.ts`; the transport does
- *    for a response it throws without retrying);
+ *    and reads the service's deprecation notice on each response (`deprecation.ts`);
  * 5. decode the body; a status that is not success throws its APIError;
  * 6. check the body against the operation's schema (`response.ts`), strictly or with warnings;
  * 7. hand back `{ data, response }`: resources see typed data and response metadata, never the
@@ -21,7 +20,6 @@ import type { ListRequestOptions, RequestOptions } from '../core/options.ts'
 import type { ResponseValidation, WithResponse } from '../core/response.ts'
 import { checkArguments, type ArgumentCheck, type CheckedArguments } from './args.ts'
 import { warnDeprecatedOperation, warnDeprecatedOptions } from './deprecated-api.ts'
-import { noticeDeprecation } from './deprecation.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import { listRequestOptionsSchema, requestOptionsSchema } from './options-schema.ts'
 import { fillPath, splitParams, type Operation } from './operation.ts'
@@ -273,7 +271,6 @@ export class RequestPipeline {
       () => ({ operation: request.operation, method: request.method, path: redactor.redact(request.path) }),
       async (trace) => {
         const raw = await this.#transport.send(request, options, this.#closing, trace)
-        noticeDeprecation(request, raw, redactor, options.log, trace)
         // The transport has remembered the secrets this body carries; what shows the headers scrubs them.
         const text = bodyText(raw)
         const body = parseBody(raw, text)

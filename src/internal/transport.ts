@@ -8,7 +8,9 @@
  *    for both;
  * 2. one attempt (`exchange.ts`): deadline, decoding, size cap, and whether the status is a success;
  * 3. intake ({@link Transport.send}'s `#intake`): the secrets a response carries are remembered
- *    before anything reads it;
+ *    before anything reads it, and the service's deprecation notice, if any, is read
+ *    (`deprecation.ts`): from every response, so that one the call then throws for (a wait past
+ *    its deadline or over 60 s, a `rateLimitPause: 'fail'`, a starved 429) still tells it;
  * 4. the observers (`observers.ts`): log and trace, told what happened, deciding nothing;
  * 5. what next: a 429 is the rate limit's to judge (under pacing it is sent again when the rate
  *    allows); any other failure the retry policy's (`retry-policy.ts`): retry after a wait, or stop.
@@ -20,7 +22,7 @@ import { Agent, type Dispatcher } from 'undici'
 import type { RateLimitStore } from '../core/options.ts'
 import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
 import type { RequestTrace } from '../core/tracing.ts'
-import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError, type APIError } from '../errors/errors.ts'
+import { APIConnectionError, APITimeoutError, APIUserAbortError, ChatServiceError } from '../errors/errors.ts'
 import { cancelledError, SDK_CANCELLED } from './cancellation.ts'
 import { noticeDeprecation } from './deprecation.ts'
 import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse } from './exchange.ts'
@@ -178,7 +180,7 @@ export class Transport {
       if (left <= 0) throw call.outOfTime(`before attempt ${attempt}`)
       const sentAt = this.#limits.sending()
       observer.sending()
-      const outcome = this.#intake(request, await this.#exchange(request, options, body, left))
+      const outcome = this.#intake(request, await this.#exchange(request, options, body, left), options, trace)
       observer.attempted(attempt, outcome)
       if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt)
       if (outcome.ok && outcome.response.success) return outcome.response
@@ -192,22 +194,16 @@ export class Transport {
         const response = (outcome as Extract<ReceivedOutcome, { ok: true }>).response
         if (verdict.reason === 'wait-too-long') {
           observer.waitTooLong()
-          throw this.#unretried(
-            waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor),
-            response,
-            call,
-            trace,
-          )
+          throw waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor)
         }
-        if (verdict.reason === 'starved')
-          throw this.#unretried(starvedError(response, request, STARVED_MS, this.redactor), response, call, trace)
+        if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
         return response
       }
       call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)
         : this.#failureError(outcome, request, options)
       if (verdict !== undefined) continue
-      const delay = this.#retryDelay(outcome, ++failures, call, observer, trace)
+      const delay = this.#retryDelay(outcome, ++failures, call, observer)
       if (delay === undefined) {
         if (outcome.ok) return outcome.response
         throw call.lastError
@@ -215,16 +211,6 @@ export class Transport {
       observer.retrying(attempt, outcome, delay, options.maxRetries)
       await call.wait(delay, `while waiting ${delay} ms to retry`)
     }
-  }
-
-  /**
-   * `error`, thrown for `response`, which the SDK does not retry (a wait over 60 s, a starved 429),
-   * once the response's deprecation notice is read (`deprecation.ts`): the pipeline reads it on the
-   * responses `send` returns, and a response thrown here never reaches it.
-   */
-  #unretried(error: APIError, response: ReceivedResponse, call: Call, trace: RequestTrace | undefined): APIError {
-    noticeDeprecation(call.request, response, this.redactor, call.options.log, trace)
-    return error
   }
 
   /** One attempt (`exchange.ts`), within `left` ms of the call's deadline. */
@@ -251,7 +237,6 @@ export class Transport {
     failures: number,
     call: Call,
     observer: AttemptObserver,
-    trace: RequestTrace | undefined,
   ): number | undefined {
     const failure: AttemptFailure = outcome.ok
       ? { kind: 'status', status: outcome.response.status, headers: outcome.response.headers }
@@ -261,10 +246,8 @@ export class Transport {
     if (!decision.retry) {
       if (decision.reason === 'wait-too-long') {
         observer.waitTooLong()
-        if (outcome.ok) {
-          const error = waitTooLongError(outcome.response, call.request, serverRequestedDelay(outcome.response.headers) ?? 0, this.redactor)
-          throw this.#unretried(error, outcome.response, call, trace)
-        }
+        if (outcome.ok)
+          throw waitTooLongError(outcome.response, call.request, serverRequestedDelay(outcome.response.headers) ?? 0, this.redactor)
       }
       return undefined
     }
@@ -289,9 +272,10 @@ export class Transport {
    * or any other (its headers, an error, a log line, a trace) scrubs them. Nothing is copied or
    * scrubbed here: what shows a response scrubs what it shows, when it shows it (read-response.ts).
    */
-  #intake(request: OutgoingRequest, outcome: ExchangeOutcome): ReceivedOutcome {
-    if (outcome.ok && request.secretFields !== undefined)
-      this.redactor.rememberSecretsIn(decodeBody(outcome.response), request.secretFields)
+  #intake(request: OutgoingRequest, outcome: ExchangeOutcome, options: ResolvedOptions, trace: RequestTrace | undefined): ReceivedOutcome {
+    if (!outcome.ok) return outcome
+    if (request.secretFields !== undefined) this.redactor.rememberSecretsIn(decodeBody(outcome.response), request.secretFields)
+    noticeDeprecation(request, outcome.response, this.redactor, options.log, trace)
     return outcome
   }
 

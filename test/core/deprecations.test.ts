@@ -132,35 +132,39 @@ describe("the service's deprecation notice", () => {
     }
   })
 
-  // A 429 is the rate limit's to judge (transport.ts: RateLimits), any other status the retry policy's.
-  it.each([429, 503])(
-    'a response the SDK will not retry (a %d asking to wait 120 s) is thrown, and its notice still logged and traced',
-    async (status) => {
-      const fake = createFakeChatService({ seed, deprecation: NOTICE })
-      const server = await fake.listen()
-      servers.push(server)
-      fake.failNext(1, { status, headers: { 'retry-after': '120' } })
-      const seen: RequestTrace['deprecation'][] = []
-      const onEnd = (message: unknown): void => {
-        seen.push((message as RequestTrace).deprecation)
-      }
-      const { logger, logged } = recorder()
-      subscribe(`tracing:${TRACING_CHANNEL}:asyncEnd`, onEnd)
-      subscribe(`tracing:${TRACING_CHANNEL}:error`, onEnd)
-      try {
-        await using client = clientOf(server, logger)
-        await expect(client.agents.list()).rejects.toMatchObject({ status, retryAfterMs: 120_000 })
-      } finally {
-        unsubscribe(`tracing:${TRACING_CHANNEL}:asyncEnd`, onEnd)
-        unsubscribe(`tracing:${TRACING_CHANNEL}:error`, onEnd)
-      }
-      const warned = logged.filter((entry) => entry.level === 'warn' && entry.message.includes('as deprecated'))
-      expect(warned).toHaveLength(1)
-      expect(warned[0]?.message).toContain('agents.list (GET /rest/v1/agents) as deprecated since 2023-06-30T23:59:59.000Z')
-      expect(seen.at(-1)?.sunsetAt).toEqual(new Date('2027-01-31T23:59:59Z'))
-      expect(JSON.stringify(logged)).not.toContain(key.keySecret)
-    },
-  )
+  // Every response is read for it as it arrives (transport.ts, intake): also one the call then throws
+  // for, whichever part of the SDK decides to (a 429 is the rate limit's to judge, any other status
+  // the retry policy's; `totalTimeout` and `rateLimitPause` end a call before a wait).
+  it.each([
+    ['a 429 asking to wait 120 s (over the 60 s the SDK waits)', 429, '120', {}, { name: 'RateLimitError', retryAfterMs: 120_000 }],
+    ['a 503 asking to wait 120 s', 503, '120', {}, { status: 503, retryAfterMs: 120_000 }],
+    ['a 503 asking to wait past totalTimeout', 503, '30', { totalTimeout: 2_000 }, { name: 'APITimeoutError' }],
+    ['a 429 whose pause would pass totalTimeout', 429, '30', { totalTimeout: 2_000 }, { name: 'APITimeoutError' }],
+    ["a 429 under rateLimitPause: 'fail'", 429, '30', { rateLimitPause: 'fail' }, { name: 'RateLimitError' }],
+  ] as const)('%s: thrown, and its notice still logged and traced', async (_what, status, retryAfter, options, thrown) => {
+    const fake = createFakeChatService({ seed, deprecation: NOTICE })
+    const server = await fake.listen()
+    servers.push(server)
+    fake.failNext(1, { status, headers: { 'retry-after': retryAfter } })
+    const seen: RequestTrace['deprecation'][] = []
+    const onEnd = (message: unknown): void => {
+      seen.push((message as RequestTrace).deprecation)
+    }
+    const { logger, logged } = recorder()
+    subscribe(`tracing:${TRACING_CHANNEL}:error`, onEnd)
+    try {
+      await using client = new ChatServiceClient({ ...server.clientOptions(), logger, logLevel: 'warn', maxRetries: 1, ...options })
+      await expect(client.agents.list()).rejects.toMatchObject(thrown)
+    } finally {
+      unsubscribe(`tracing:${TRACING_CHANNEL}:error`, onEnd)
+    }
+    const warned = logged.filter((entry) => entry.level === 'warn' && entry.message.includes('as deprecated'))
+    expect(warned).toHaveLength(1)
+    expect(warned[0]?.message).toContain('agents.list (GET /rest/v1/agents) as deprecated since 2023-06-30T23:59:59.000Z')
+    expect(seen).toHaveLength(1)
+    expect(seen[0]?.sunsetAt).toEqual(new Date('2027-01-31T23:59:59Z'))
+    expect(JSON.stringify(logged)).not.toContain(key.keySecret)
+  })
 
   it('a value that is not a date is kept as sent and the call still succeeds; no notice, no log', async () => {
     const odd = await serve({ deprecation: 'true' })
