@@ -5,28 +5,47 @@
 // of its methods show (`at _CustomerUsers.update`). Its `keepNames` would fix that with a
 // `__name(...)` call for each of ~400 functions, run by every process at import (issue 32).
 //
-// This renames the inner name back: `var X = class X {...}`, the references in its body to match.
-// A class expression's own name is bound in its body only, to the class itself, which the outer
-// `var X` also is; esbuild gives no other binding in the bundle a top-level class's name (it
-// renames the others), so no reference in the body can mean anything else.
+// This names the class back, `var X = class X {...}`, and the references to `_X` in its body with
+// it. In the body, `_X` can only be the class: esbuild named the class's own binding so that no
+// binding inside the body takes that name; and `X`, now the class's own name there, was the class
+// there before too (esbuild gives no binding inside a top-level statement a top-level name, so any
+// `X` in the body meant the top-level class). Outside the body, `_X` may be anything (another
+// module's parameter), so nothing outside it is touched. The body is the lines down to the first
+// `};` indented as the class's first line: esbuild indents everything inside a statement further.
+//
+// What this step cannot handle with certainty fails the build, naming the class, rather than
+// leaving a class named `_X`: an inner name other than `_X` (`_X2`, when `_X` was taken), or a body
+// without its end.
 import type { Options } from 'tsup'
 
 type TsupPlugin = NonNullable<Options['plugins']>[number]
 
-/** `code` with each top-level `var X = class _X` named `X` again (and `_X` in it), where `_X` is bound nowhere else. */
+/**
+ * `code` (esbuild's output) with each `var X = class _X {...}` (or `X = class _X {...}`) named `X`, `_X` in its body too.
+ * @throws Error naming the class when it cannot be renamed with certainty (see the file).
+ */
 export function keepClassNames(code: string): string {
-  let out = code
-  for (const [, name] of code.matchAll(/^var ([A-Za-z]\w*) = class _\1\b/gm)) {
-    const inner = `_${name as string}`
-    const bindings = out.match(new RegExp(`\\b(?:var|let|const|function|class)\\s+${inner}\\b`, 'g')) ?? []
-    if (bindings.length !== 1) continue
-    // Not a member (`obj._X`) nor part of a longer name (`__X`, `_X2`).
-    out = out.replace(new RegExp(`(?<![\\w$.#])${inner}(?![\\w$])`, 'g'), name as string)
+  const lines = code.split('\n')
+  for (let start = 0; start < lines.length; start++) {
+    // `var X = class _X {` at the top level; `  X = class _X {` in the CommonJS command's bundle,
+    // where esbuild declares a module's names first and makes them in a function run on first use.
+    const head = /^( *)(?:var )?([A-Za-z$][\w$]*) = class (_[\w$]*)\b/.exec(lines[start] ?? '')
+    if (head === null) continue
+    const [, indent = '', name = '', inner = ''] = head
+    const fail = (why: string): never => {
+      throw new Error(`class-names: cannot name ${inner} back to ${name}: ${why} (scripts/class-names.ts)`)
+    }
+    if (inner !== `_${name}`) fail(`esbuild named it ${inner}, not _${name}`)
+    const end = lines[start]?.endsWith('};') === true ? start : lines.indexOf(`${indent}};`, start)
+    if (end === -1) fail('no `};` ends its body')
+    // `_X` as a name of its own: not a member (`obj._X`, `#_X`) nor part of a longer name (`__X`, `_X2`).
+    const reference = new RegExp(`(?<![\\w$.#])${inner.replaceAll('$', '\\$')}(?![\\w$])`, 'g')
+    for (let line = start; line <= end; line++) lines[line] = (lines[line] ?? '').replace(reference, name)
   }
-  return out
+  return lines.join('\n')
 }
 
-/** Renames every JavaScript chunk's classes back to their own names (see the file). Lines stay where they were, so the source maps hold. */
+/** Names every JavaScript chunk's classes back (see the file). Lines stay where they were, so the source maps hold. */
 export const classNames: TsupPlugin = {
   name: 'class-names',
   renderChunk(code, info) {

@@ -1,6 +1,8 @@
 // The built package's classes have the names of src/ (scripts/class-names.ts): what `util.inspect`,
 // `constructor.name` and stack traces show users, by `import` and by `require` of the installed
 // tarball; and the renaming itself, on code shaped as esbuild writes it.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { keepClassNames } from '../../scripts/class-names.ts'
 import { run, useConsumer } from './helpers.ts'
@@ -50,8 +52,19 @@ describe('the built classes keep their names', () => {
   })
 })
 
+describe('the installed package', () => {
+  it('has no class named `_X` in any of its JavaScript files (pages and promises included)', () => {
+    const files = readdirSync(join(consumer.pkg, 'dist'), { recursive: true, encoding: 'utf8' }).filter((file) => /\.c?js$/.test(file))
+    expect(files.length).toBeGreaterThan(4)
+    const left = files.flatMap((file) =>
+      [...readFileSync(join(consumer.pkg, 'dist', file), 'utf8').matchAll(/= class (_\w+)/g)].map((m) => `${file}: ${m[1]}`),
+    )
+    expect(left).toEqual([])
+  })
+})
+
 describe('keepClassNames', () => {
-  it('names a self-naming class as its variable, and its references in the body', () => {
+  it('names a self-naming class as its variable, and its references in its body only', () => {
     const code = [
       'var Agents = class _Agents {',
       '  static {',
@@ -59,6 +72,8 @@ describe('keepClassNames', () => {
       '  }',
       '  other() { return this._Agents ?? __Agents ?? _Agents2 }',
       '};',
+      // Another module's parameter that esbuild happened to name `_Agents`, outside the class.
+      'function describe2(_Agents) { return `${_Agents}: ${Agents.name}` }',
     ].join('\n')
     expect(keepClassNames(code)).toBe(
       [
@@ -68,14 +83,28 @@ describe('keepClassNames', () => {
         '  }',
         '  other() { return this._Agents ?? __Agents ?? _Agents2 }',
         '};',
+        'function describe2(_Agents) { return `${_Agents}: ${Agents.name}` }',
       ].join('\n'),
     )
   })
 
-  it('leaves a class whose inner name is bound elsewhere too, and code with none', () => {
-    const shared = 'var Page = class _Page {\n  m() { return new _Page() }\n};\nfunction f() { let _Page = 1; return _Page }'
-    expect(keepClassNames(shared)).toBe(shared)
-    const plain = 'var Page = class {\n};\nvar Other = class _Page {};'
+  it('an indented one (in a CommonJS bundle, a module made on first use): its body ends at its own indent', () => {
+    const code =
+      '  init = () => {\n    Meter = class _Meter {\n      static N = 1;\n      m() { return _Meter.N }\n    };\n    other = _Meter;\n  };'
+    expect(keepClassNames(code)).toBe(
+      '  init = () => {\n    Meter = class Meter {\n      static N = 1;\n      m() { return Meter.N }\n    };\n    other = _Meter;\n  };',
+    )
+  })
+
+  it('leaves code without a self-naming class as it is', () => {
+    const plain = 'var Page = class {\n  m() { return 1 }\n};\nfunction f(_Page) { return _Page }'
     expect(keepClassNames(plain)).toBe(plain)
+  })
+
+  it('fails the build, naming the class, where it cannot be sure', () => {
+    expect(() => keepClassNames('var Agents = class _Agents2 {\n  m() { return new _Agents2() }\n};')).toThrow(
+      'class-names: cannot name _Agents2 back to Agents: esbuild named it _Agents2, not _Agents',
+    )
+    expect(() => keepClassNames('var Agents = class _Agents {\n  m() { return new _Agents() }')).toThrow('no `};` ends its body')
   })
 })
