@@ -1,5 +1,7 @@
 // `prepack` (npm runs it before `npm pack` and `npm publish`): every file package.json points a user
 // at exists (`main`, `module`, `types`, `typesVersions`, `exports`, `bin`), or nothing is packed.
+// It checks the disk, which is what a `--no-dts` build breaks; whether `files` lets each one into
+// the tarball is the release gate's to check (its file list, scripts/release/package-files.txt).
 // `npm start` and the benchmarks build with `tsup --no-dts`, whose clean step removes the
 // declarations: a tarball packed after one of them installs and runs, but TypeScript finds no types
 // for it (TS7016). `npm run release:check` finds that too (its file list), but `npm publish` does

@@ -162,12 +162,17 @@ export function parseCommandLine(commandLine: readonly string[]): Invocation {
 function parseArgsMessage(error: unknown, command: CommandSpec): string {
   const code = (error as { code?: unknown }).code
   const message = error instanceof Error ? error.message : String(error)
-  const option = /'(-[^' ]+)/.exec(message)?.[1]
+  // `'--max-items'`, or `'-h, --help'` for an option with a short form: the long one.
+  const option = /'(?:-[^-' ]+, )?(-[^' ]+)'/.exec(message)?.[1]
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined) return `unknown option ${option} for ${commandName(command)}`
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option !== undefined) {
     if (message.includes('does not take an argument')) return `${option} takes no value`
-    // A value that starts with a dash (`--max-items -1`) reads as another option: say how to pass it.
-    if (message.includes('ambiguous')) return `${option} needs a value; one that starts with "-" goes as ${option}=VALUE`
+    // What follows starts with a dash: another option (the value forgotten), or a value such as
+    // `-1`, which only `--max-items=-1` passes. Say both.
+    if (message.includes('ambiguous')) {
+      const value = optionsOf(command)[option.replace(/^-+/, '')]?.value ?? 'VALUE'
+      return `${option} needs a value (${option}=${value} for one that starts with "-")`
+    }
     return `${option} needs a value`
   }
   return message

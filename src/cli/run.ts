@@ -70,15 +70,23 @@ function checkInsecureHttp(settings: Settings, note: (text: string) => void): vo
 
 /**
  * Whether `error` (or what caused it) may come from a wrong setting: the service unreachable, the
- * key refused, or a 404 under a base URL with a path (`https://host/api`: the SDK puts `/rest/v1/…`
- * after it, so a path the service does not serve makes every call a 404).
+ * key refused, or a 404 for a whole list (`/rest/v1/agents`, no id in the path, which only a path
+ * the service does not serve can answer so) under a base URL with a path (`https://host/api`: the
+ * SDK puts `/rest/v1/…` after it). A 404 for one resource (`messages list ID`) may be the service's
+ * own "not found": the settings would mislead there.
  */
 function dependsOnSettings(error: unknown, settings: Settings): boolean {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof APIConnectionError || cause instanceof AuthenticationError || cause instanceof PermissionDeniedError) return true
-    if (cause instanceof NotFoundError && baseUrlHasPath(settings)) return true
+    if (cause instanceof NotFoundError && namesNoResource(cause.path) && baseUrlHasPath(settings)) return true
   }
   return false
+}
+
+/** Whether a request's path (`/api/rest/v1/agents?page=1`) names a list, not one resource of it. */
+function namesNoResource(path: string): boolean {
+  const rest = path.split('?')[0]?.split('/rest/v1/')[1]
+  return rest !== undefined && !rest.includes('/')
 }
 
 function baseUrlHasPath(settings: Settings): boolean {

@@ -120,12 +120,16 @@ describe('failures: exit status and message', () => {
     expect(ran.stderr).not.toContain('settings:')
   })
 
-  it('a 404 under a base URL with a path: the message, then where the base URL came from', async () => {
+  it('a 404 for a whole list under a base URL with a path: the message, then where the base URL came from', async () => {
     const base = `${env['CHAT_SERVICE_BASE_URL'] ?? ''}/api`
     const ran = await cli(['agents', 'list'], { env: { CHAT_SERVICE_BASE_URL: base } })
     expect(ran).toMatchObject({ code: 1, stdout: '' })
     expect(ran.stderr).toMatch(/^chat-service: 404 Not Found: GET \/api\/rest\/v1\/agents/)
     expect(ran.stderr).toContain(`chat-service: settings: base URL ${base} from the environment (CHAT_SERVICE_BASE_URL)`)
+    // A 404 for one resource may be the service's own "not found" of it: no settings there.
+    const one = await cli(['messages', 'list', 'conv_nope'], { env: { CHAT_SERVICE_BASE_URL: base } })
+    expect(one.stderr).toMatch(/^chat-service: 404 Not Found: GET \/api\/rest\/v1\/conversations\/conv_nope\/messages/)
+    expect(one.stderr).not.toContain('settings:')
   })
 
   it.each([
@@ -138,10 +142,11 @@ describe('failures: exit status and message', () => {
     [['agents', 'list', '--max-items', '0'], '--max-items must be a whole number 1 or more, not "0"', 'Usage: chat-service agents list'],
     [
       ['agents', 'list', '--max-items', '-1'],
-      '--max-items needs a value; one that starts with "-" goes as --max-items=VALUE',
+      '--max-items needs a value (--max-items=N for one that starts with "-")',
       'Usage: chat-service agents list',
     ],
     [['agents', 'list', '--max-items=-1'], '--max-items must be a whole number 1 or more, not "-1"', 'Usage: chat-service agents list'],
+    [['agents', 'list', '--help=1'], '--help takes no value', 'Usage: chat-service agents list'],
     [['users', 'find'], 'users find needs --external-id', 'Usage: chat-service users find'],
     [
       ['export', '--out', 'x.jsonl', '--concurrency', '100'],
