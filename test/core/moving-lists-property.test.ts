@@ -118,7 +118,12 @@ const iterate = (how: string, limit: number, rescan: boolean): AsyncIterable<{ i
   })()
 }
 
-describe('plain iteration of a list that moves (fast-check)', () => {
+// Each property runs dozens of whole listings: CPU by design, 1-2 s alone, 10.6 s for the longest
+// in a quiet CI run with coverage on this 2-core machine and 20 s (vitest's default bound, for
+// hangs) once the machine was loaded besides. The bound is for a hang, not for speed.
+const PROPERTY = { timeout: 60_000 }
+
+describe('plain iteration of a list that moves (fast-check)', PROPERTY, () => {
   it('count-changing moves at any time: every surviving user once, no user twice', async () => {
     unstable = 0
     await fc.assert(
@@ -154,7 +159,7 @@ describe('plain iteration of a list that moves (fast-check)', () => {
   })
 })
 
-describe('listAll while conversations and messages move (fast-check)', () => {
+describe('listAll while conversations and messages move (fast-check)', PROPERTY, () => {
   it('any moves of the conversation list on a page of the first scan, count-changing moves of messages: every surviving message once', async () => {
     unstable = 0
     const messageMoves = fc.array(
