@@ -30,9 +30,10 @@ export interface RequestTrace {
    */
   outcome?: 'success' | 'error' | 'cancelled'
   /**
-   * Set when the last response carried the service's deprecation notice: a `Deprecation` header
-   * (RFC 9745) or a `Sunset` header (RFC 8594), on every call that gets one (the log says it once
-   * per operation per process). A span can record it, so that dashboards show which operations the
+   * Set when a response of the call (any attempt's, one the call then fails on included) carried
+   * the service's deprecation notice: a `Deprecation` header (RFC 9745) or a `Sunset` header
+   * (RFC 8594), on every call that gets one (the log says it once per operation per process); the
+   * last such response's, if several did. A span can record it, so that dashboards show which operations the
    * service is retiring, and when. Header values and links have secrets scrubbed.
    */
   deprecation?: {

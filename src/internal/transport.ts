@@ -146,9 +146,8 @@ export class Transport {
 
   /**
    * Sends `request` until it succeeds or the retry policy says stop, and resolves with the last
-   * response, whatever its status, but for a response that asked to wait past
-   * `MAX_RETRY_AFTER_MS` (thrown, saying so) and a
-   * paced call starved of any accepted request (thrown).
+   * response, whatever its status, but for a response that asked to wait past `MAX_RETRY_AFTER_MS`
+   * (thrown, saying so) and a paced call starved of any accepted request (thrown).
    *
    * Each attempt is admitted by the rate limit first (`rate-limit/limiter.ts`: the client-wide 429
    * pause, shared through the `rateLimitStore`, and from the first 429 on the paced rate). A 429 is
