@@ -239,4 +239,16 @@ describe('against the fake (exact matching)', () => {
       ['GET', '/rest/v1/customer-users?limit=100&page=1', { ...key, external_id: 'crm-404' }],
     ])
   })
+
+  it("TESTING.md's recipe for a duplicate (the fake keeps external_id unique): a scripted 200 gives DuplicateExternalIdError", async () => {
+    const [userA, userB] = fake.listCustomerUsers('co_find').map((stored) => ({ ...stored, external_id: 'crm-dup' }))
+    fake.failNext(1, {
+      status: 200,
+      body: { data: [userA, userB], pagination: { page: 1, limit: 100, total: 2, total_pages: 1 } },
+      match: { method: 'GET', path: '/rest/v1/customer-users' },
+    })
+    const error = await rejection(fakeClient.customerUsers.findByExternalId('crm-dup'))
+    expect(error).toBeInstanceOf(DuplicateExternalIdError)
+    expect((error as DuplicateExternalIdError).ids).toEqual(['cu_1', 'cu_2'])
+  })
 })
