@@ -28,8 +28,9 @@
  *   slipped past. A page fetched before the page it follows answered (prefetch) that disagrees with
  *   it is simply fetched again.
  * - **Only new items** of a page are yielded: those after the first item already listed in this
- *   pass (an unlisted item before it was inserted during the run, or lies before where the listing
- *   started), and not listed before.
+ *   pass, and not listed before. An unlisted item before that one lies before where the listing
+ *   started, was inserted during the run, or slipped back past the reader unseen (a move that kept
+ *   `total`): it is not taken as listed, so the second scan yields it if it is still there.
  * - **Bounded.** Repairs may read at most `10 + 2 × T` pages again per pass (T: `total_pages` of
  *   the pass's first page), and at most 12 in a row without the reading getting further; a list
  *   that moves more than that throws the listing's "will not hold still" error.
@@ -377,13 +378,18 @@ export class ListScan {
     const items: number[] = []
     let from = 0
     let first = -1
+    /** Whether the items before `first` lie before the listing's start (else: before the reader's position). */
+    let beforeStart = false
     if (!this.#begun) {
       this.#begun = true
       this.#budget = REPAIR_SLACK + 2 * totalPages
       if (pass === 1) from = Math.max(0, this.#options.from?.(body) ?? 0)
       // The second scan of a listing that started past page 1: what its first page holds before the
       // first item the first pass listed lies before that start (already read by whoever read up to it).
-      else if (this.#start > 1) first = this.#firstListed(body, (listed) => listed !== undefined)
+      else if (this.#start > 1) {
+        first = this.#firstListed(body, (listed) => listed !== undefined)
+        beforeStart = first !== -1
+      }
     }
     if (first === -1) first = this.#firstListed(body, (listed) => listed === pass)
     for (let index = 0; index < body.data.length; index++) {
@@ -394,6 +400,11 @@ export class ListScan {
         this.#moved = true
         continue
       }
+      // An item never listed that stands before the first one this pass listed: inserted during the
+      // run, or one that slipped back past the reader unseen, in a move that kept `total`. It is not
+      // yielded here (this window starts before the reader's position), and not taken as listed
+      // either, so that the second scan still yields it if it stays (taking it as listed lost it).
+      if (index < first && !beforeStart && before === undefined) continue
       if (id !== undefined) {
         this.#listed.set(id, pass)
         this.#listedThisPass++

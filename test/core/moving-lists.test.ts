@@ -144,6 +144,21 @@ describe('plain iteration of a list that moves', () => {
     expect(fake.requests).toHaveLength(16)
   })
 
+  it('a user that slipped back unseen (total kept), then stood before a repair’s first listed user: the second scan yields it', async () => {
+    // [1 2 3][4 5 6][7 8 9]...: before page 2, user 2 goes and one comes at the end, so 4 slips onto
+    // page 1 unseen; before page 3, users 1, 3 and 7 go: the repair walks back to page 1, now
+    // [4 5 6], where 4 stands before 5, the first user listed. It used to be taken as listed there
+    // without being yielded, so the second scan passed it over too.
+    const { fake, client } = await serve([1], 15)
+    const before = userIds(fake)
+    fake.moveList({ list: 'customerUsers', when: { page: 2 }, delete: { at: 1 }, insert: { at: 'end' } })
+    fake.moveList({ list: 'customerUsers', when: { page: 3 }, delete: { at: 0, count: 2 } })
+    fake.moveList({ list: 'customerUsers', when: { page: 3 }, delete: { at: 3 } })
+    const ids = await collect(client.customerUsers.list({ limit: 3 }, { rescan: true }))
+    expect(ids).toContain(before[3])
+    expectExactlyOnce(ids, before, userIds(fake))
+  })
+
   it('a list that never holds still ends with UnstableListError, bounded, every item yielded once', async () => {
     const { fake, client } = await serve([1], 300)
     fake.moveList({ list: 'customerUsers', when: { every: 1 }, delete: { at: 'front' } })
