@@ -47,7 +47,10 @@ export interface SkippedParent<P> {
  * README, "Lists that move"). All zero when the list held still.
  */
 export interface ListRepairs {
-  /** Passes over the list: 1, or 2 after a second scan. */
+  /**
+   * Passes over the list: 1, or 2 after a second scan (for `messages`: 2 once any conversation's
+   * messages were read a second time, as those of a conversation that grew while it was read are).
+   */
   readonly scans: number
   /** Times two consecutive pages showed the list had moved between them (their `total` differed). */
   readonly shifts: number
@@ -318,6 +321,10 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
       unstableChildren: (report) => unstable('messages', report),
     })
     this.#runner = run
+    /** The conversation whose messages are being read a second time (its index), or -1. */
+    let rereading = -1
+    /** Where the cursor goes once that second pass ends: after the furthest message of the first. */
+    let afterRead: Position | undefined
     try {
       yield* walk(run, reader, {
         signal: this.#options.signal,
@@ -335,11 +342,19 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
           ),
         restarted: () => undefined,
         page: () => undefined,
-        child: (parent, child, page, index) => {
+        rereading: (parent) => {
+          // Until its second pass ends, a cursor resumes at the conversation's first message: what the
+          // second pass has not found yet cannot be told apart from what came (its messages repeat).
+          rereading = parent.index
+          if (this.#position.parentId !== reader.parentId(parent.parent)) return // nothing of it yielded yet
+          afterRead = this.#position
+          this.#position = { ...this.#position, childPage: 1, childIndex: -1, childId: null }
+        },
+        child: (parent, child, page, index, pass) => {
           // In the parents only the second scan found, the cursor holds them from this one on: no
           // list position can find them again. (Its index is then the one in that list.)
           const rest = found !== undefined || parent.scan > 1 ? run.remaining() : null
-          this.#position = {
+          const at = {
             shard: start.shard,
             limit: start.limit,
             done: this.#position.done + 1,
@@ -350,14 +365,30 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
             childId: reader.childId(child),
             found: rest,
           }
+          if (rereading !== parent.index) {
+            this.#position = at
+            return
+          }
+          // The furthest message of the first pass: where the cursor stands once the second pass ends.
+          if (pass === 1) afterRead = at
+          this.#position = { ...at, childPage: 1, childIndex: -1, childId: null }
         },
         vanished: (parent, error, yielded) => {
+          if (rereading === parent.index) {
+            rereading = -1
+            afterRead = undefined
+          }
           const skipped = { parent: parent.parent, error, yielded }
           this.#skipped.push(skipped)
           run.adjustExpected(-Math.max(0, parent.plan.expected - yielded))
           this.#options.onSkip(skipped)
         },
-        done: () => undefined,
+        done: (parent) => {
+          if (rereading !== parent.index) return
+          rereading = -1
+          if (afterRead !== undefined) this.#position = { ...afterRead, done: this.#position.done }
+          afterRead = undefined
+        },
       })
     } finally {
       const repairs = this.repairs

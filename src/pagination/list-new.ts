@@ -244,6 +244,10 @@ export class NewMessages implements AsyncIterable<Message> {
     this.#run = run
     // Where the conversation being read stands: what the next checkpoint entry says when it ends.
     let last: { read: number; id: string | number | null } = { read: 0, id: null }
+    // Whether it is being read a second time (it may have grown while it was read): until that ends,
+    // its checkpoint entry says nothing of it was read, since what the second pass has not found yet
+    // cannot be told apart from what came.
+    let second = false
     const rewind = (conversation: { parent: Conversation; plan: ListNewPlan }): void => {
       const { plan, parent } = conversation
       if (plan.kind !== 'rewound') {
@@ -277,6 +281,8 @@ export class NewMessages implements AsyncIterable<Message> {
         },
         beforeStart: () => 'restart',
         restarted: (conversation) => {
+          // Read again from its first message as a new listing: every message from there on is progress.
+          second = false
           rewind(conversation)
         },
         page: (conversation, page, body) => {
@@ -286,15 +292,22 @@ export class NewMessages implements AsyncIterable<Message> {
           const at = body.data.findIndex((message) => isRememberedMessage(message.id, id))
           if (at === -1) return
           last = { read: (page - 1) * limit + at + 1, id }
-          this.#entries.set(conversation.parent.id, [last.read, id, conversation.plan.updatedAt])
+          if (!second) this.#entries.set(conversation.parent.id, [last.read, id, conversation.plan.updatedAt])
         },
-        child: (conversation, message, page, index) => {
+        rereading: (conversation) => {
+          second = true
+          this.#entries.set(conversation.parent.id, [0, null, conversation.plan.updatedAt])
+        },
+        child: (conversation, message, page, index, pass) => {
           this.#done++
-          last = { read: (page - 1) * limit + index + 1, id: message.id }
-          this.#entries.set(conversation.parent.id, [last.read, last.id, conversation.plan.updatedAt])
           if (conversation.plan.kind === 'unchanged') this.#reclass(conversation.plan, 'grown')
+          // What the second pass finds lies before the furthest message read: `last` stays there.
+          if (second && pass > 1) return
+          last = { read: (page - 1) * limit + index + 1, id: message.id }
+          if (!second) this.#entries.set(conversation.parent.id, [last.read, last.id, conversation.plan.updatedAt])
         },
         vanished: (conversation, error, yielded) => {
+          second = false
           const { parent } = conversation
           this.#entries.delete(parent.id)
           this.#deleted.add(parent.id)
@@ -305,6 +318,7 @@ export class NewMessages implements AsyncIterable<Message> {
           )
         },
         done: (conversation) => {
+          second = false
           const { plan, parent } = conversation
           this.#entries.set(parent.id, [last.read, last.read === 0 ? null : last.id, plan.updatedAt])
           if (plan.kind === 'grown' && last.read === plan.read && plan.check !== undefined) this.#reclass(plan, 'unchanged')

@@ -37,8 +37,9 @@
  * - **The second scan** (`rescan`): a second pass over the list that yields what the first did not
  *   list, for the changes the first cannot see (a delete and an insert that keep `total`, an item
  *   that moves). `listAll` always makes it; `listNew` when the first pass saw the list move or left
- *   checkpoint entries unlisted; plain iteration when asked (`{ rescan: true }`). Never after a
- *   first pass that read one page once: that page was a snapshot of the whole list.
+ *   checkpoint entries unlisted; plain iteration when asked (`{ rescan: true }`); a conversation's
+ *   messages when they may have grown while they were read (growth-watch.ts). Never after a first
+ *   pass that read one page once: that page was a snapshot of the whole list.
  *
  * The scan decides and counts; it does no I/O. Its driver asks {@link ListScan.next} which page to
  * read (and whether a response fetched earlier, a prefetch, may serve), fetches it, and hands it to

@@ -31,6 +31,7 @@
  */
 import { APIUserAbortError, NotFoundError } from '../errors/errors.ts'
 import { SDK_CANCELLED } from '../internal/cancellation.ts'
+import { GrowthWatch } from './growth-watch.ts'
 import { ListScan, type FetchedPage, type ListScanOptions, type ScanReport } from './list-scan.ts'
 import type { PageLike } from './rules.ts'
 
@@ -42,6 +43,8 @@ export interface NestedReader<P, C> {
   children(parent: P, page: number, signal: AbortSignal): Promise<FetchedPage<PageOf<C>>>
   parentId(parent: P): string
   childId(child: C): string
+  /** When the child was made (an ISO 8601 time: messages' `created_at`); see growth-watch.ts. */
+  childTime(child: C): string | undefined
   /** How many children the parent says it has (conversations' `message_count`). */
   expectedChildren(parent: P): number
 }
@@ -194,7 +197,7 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   #expected = 0
   #stopped = false
   /** What the children's scans repaired, summed over the parents read. */
-  #children: { shifts: number; rereads: number; recovered: number; repeated: number } = { shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
+  #children = { scans: 1, shifts: 0, rereads: 0, recovered: 0, repeated: 0 }
 
   constructor(reader: NestedReader<P, C>, options: RunOptions<P, Plan>) {
     this.#reader = reader
@@ -259,9 +262,9 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
     return this.#scan.report
   }
 
-  /** What the children's scans repaired so far, summed. */
+  /** What the children's scans repaired so far, summed (`scans`: 2 once any parent's children were read a second time). */
   get childRepairs(): ScanReport {
-    return { scans: 1, ...this.#children }
+    return { ...this.#children }
   }
 
   /** The parents planned and not yet left, from the current one on, in order. */
@@ -371,6 +374,7 @@ export class NestedRun<P, C, Plan extends ChildPlan = ChildPlan> {
   /** The consumer is done with the current parent (its children's scan reported `repairs`): drop whatever of it was fetched ahead. */
   leave(parent: PlannedParent<P, Plan>, repairs?: ScanReport): void {
     if (repairs !== undefined) {
+      this.#children.scans = Math.max(this.#children.scans, repairs.scans)
       this.#children.shifts += repairs.shifts
       this.#children.rereads += repairs.rereads
       this.#children.recovered += repairs.recovered
@@ -649,8 +653,14 @@ export interface WalkHooks<P, C, Plan extends ChildPlan> {
   restarted(parent: PlannedParent<P, Plan>): void
   /** Each child page accepted, before its new children are yielded (a page read again may show where earlier ones moved). */
   page(parent: PlannedParent<P, Plan>, page: number, body: PageOf<C>): void
-  /** Called before each child is yielded. */
-  child(parent: PlannedParent<P, Plan>, child: C, page: number, index: number): void
+  /**
+   * The parent's children will be read a second time once the page just accepted is yielded: they
+   * may have grown while they were read (growth-watch.ts), so one may have slipped past unseen. What the
+   * second pass finds comes after the rest of the parent's children.
+   */
+  rereading(parent: PlannedParent<P, Plan>): void
+  /** Called before each child is yielded; `pass` is 2 for a child only the second pass found. */
+  child(parent: PlannedParent<P, Plan>, child: C, page: number, index: number, pass: number): void
   /** The parent vanished (404 on its children) after `yielded` of its children were yielded. */
   vanished(parent: PlannedParent<P, Plan>, error: NotFoundError, yielded: number): void
   /** Every child of the parent the run will yield has been yielded (not called for a vanished parent). */
@@ -665,7 +675,7 @@ export interface WalkHooks<P, C, Plan extends ChildPlan> {
  */
 export async function* walk<P, C, Plan extends ChildPlan>(
   run: NestedRun<P, C, Plan>,
-  reader: Pick<NestedReader<P, C>, 'childId'>,
+  reader: Pick<NestedReader<P, C>, 'childId' | 'childTime'>,
   hooks: WalkHooks<P, C, Plan>,
 ): AsyncGenerator<C, void, undefined> {
   try {
@@ -673,6 +683,7 @@ export async function* walk<P, C, Plan extends ChildPlan>(
       const parent = await run.nextParent()
       if (parent === undefined) return
       let from = 0
+      const growth = new GrowthWatch()
       let scan = childScan(parent.plan.firstPage)
       let yielded = 0
       let vanished = false
@@ -682,6 +693,8 @@ export async function* walk<P, C, Plan extends ChildPlan>(
           idOf: (child) => reader.childId(child as C),
           ticks: run.ticks,
           from: () => from,
+          // A delete before the reader and an add at the end keep `total`: only the dates show it.
+          rescan: () => growth.mayHaveGrown(),
           beforeStart: () => hooks.beforeStart(parent as PlannedParent<P, Plan>),
           unstable: (report) => run.unstableChildren(report),
         })
@@ -704,6 +717,9 @@ export async function* walk<P, C, Plan extends ChildPlan>(
           }
           ;({ fetched, sentAt } = result)
         }
+        growth.response(() => fetched.response.headers['date'], Date.now())
+        const newest = fetched.body.data.at(-1)
+        growth.page(newest === undefined ? undefined : reader.childTime(newest))
         if (starting) {
           starting = false
           const start = hooks.start(parent, read.page, fetched.body)
@@ -716,6 +732,7 @@ export async function* walk<P, C, Plan extends ChildPlan>(
           from = start === 'restart' ? 0 : start
         }
         const restarted = scan.restarted
+        const pass = scan.pass
         const step = scan.accept(fetched, sentAt)
         if (scan.restarted && !restarted) {
           // A repair could not tell what moved before the first page read: read it again from the first.
@@ -724,12 +741,13 @@ export async function* walk<P, C, Plan extends ChildPlan>(
           continue
         }
         hooks.page(parent, read.page, fetched.body)
+        if (scan.pass > pass) hooks.rereading(parent)
         for (const index of step.items) {
           // Stop at once when the caller aborts, not after the pages already fetched.
           const signal = hooks.signal
           if (signal?.aborted === true) throw new APIUserAbortError(hooks.abortMessage, { cause: signal.reason })
           const child = fetched.body.data[index] as C
-          hooks.child(parent, child, read.page, index)
+          hooks.child(parent, child, read.page, index, pass)
           yielded++
           yield child
         }

@@ -421,6 +421,7 @@ export class ConversationMessages {
       },
       parentId: (conversation) => conversation.id,
       childId: (message) => message.id,
+      childTime: (message) => message.created_at,
       expectedChildren: (conversation) => conversation.message_count,
     }
   }

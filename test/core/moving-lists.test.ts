@@ -327,6 +327,97 @@ describe('listAll over a conversation list that moves', () => {
   })
 })
 
+describe('a conversation that grows while its messages are read', () => {
+  // A message deleted before the reader while one is added at the end keeps `total`: no two pages
+  // disagree, so only the dates show it. Messages are oldest first (spec, Endpoint 6): one added
+  // during the read is dated then, and such a conversation is read a second time.
+  const slip = (fake: FakeChatService, id: string): void => {
+    fake.moveList({ list: 'messages', conversationId: id, when: { page: 2 }, delete: { at: 0 }, insert: { at: 'end' } })
+  }
+
+  it.each([1, 8])(
+    'listAll, concurrency %i: the message that slipped onto page 1 comes once, after the others, and is reported',
+    async (concurrency) => {
+      const { fake, client, logger } = await serve([3, 188, 2])
+      const before = messageIds(fake)
+      const id = conversationId(1)
+      const slipped = fake.listMessages(COMPANY_ID, id)[100]?.id
+      slip(fake, id)
+      const all = client.conversations.messages.listAll({ limit: 100, concurrency })
+      const ids = await collect(all)
+      expectExactlyOnce(ids, before, messageIds(fake))
+      expect(ids).toContain(slipped)
+      expect(all.repairs.messages).toMatchObject({ scans: 2, shifts: 0, recovered: 1 })
+      // The second pass's find comes after the conversation's other messages, before the next conversation's.
+      const mine = fake.listMessages(COMPANY_ID, id).map((m) => m.id)
+      expect(ids.filter((m) => mine.includes(m)).at(-1)).toBe(slipped)
+      expect(logger.messages('warn')).toEqual([expect.stringContaining('1 item found that a plain reading would have missed')])
+    },
+  )
+
+  it('a conversation that grew is read a second time, nothing repeated; one whose messages are old costs no request more', async () => {
+    const { fake, client } = await serve([3, 188, 150])
+    fake.moveList({ list: 'messages', conversationId: conversationId(1), when: { page: 2 }, insert: { at: 'end', count: 2 } })
+    const before = messageIds(fake)
+    const all = client.conversations.messages.listAll({ limit: 100 })
+    const ids = await collect(all)
+    expectExactlyOnce(ids, before, messageIds(fake))
+    expect(ids).toHaveLength(3 + 190 + 150)
+    const pagesOf = (n: number): number => fake.requests.filter((r) => r.path.endsWith(`${conversationId(n)}/messages`)).length
+    // The old ones: their pages once. The grown one: its 2 pages, what repaired the shift its growth
+    // showed (page 1 again, and page 2 when it had been fetched ahead), then both again.
+    expect([pagesOf(0), pagesOf(2)]).toEqual([1, 2])
+    expect(pagesOf(1)).toBeGreaterThanOrEqual(2 + 1 + 2)
+    expect(all.repairs.messages).toMatchObject({ scans: 2, recovered: 0 })
+  })
+
+  it('listNew: night 1 writes the slipped message, nights 2 and 3 nothing again', async () => {
+    const { fake, client } = await serve([3, 188, 2])
+    const before = messageIds(fake)
+    const id = conversationId(1)
+    slip(fake, id)
+    const first = client.conversations.messages.listNew({})
+    const ids = await collect(first)
+    expectExactlyOnce(ids, before, messageIds(fake))
+    expect(first.summary?.repairs.messages).toMatchObject({ scans: 2, recovered: 1 })
+    const second = client.conversations.messages.listNew({ checkpoint: first.checkpoint() })
+    expect(await collect(second)).toEqual([])
+    const third = client.conversations.messages.listNew({ checkpoint: second.checkpoint() })
+    expect(await collect(third)).toEqual([])
+  })
+
+  it('stopped as its last page is yielded, during its second pass or after, and resumed: no surviving message lost', async () => {
+    // 2 messages, then 12 at 5 a page (13 yielded by the first pass, the one that slipped by the
+    // second), then 2. A checkpoint or cursor taken once the first pass has read the last page
+    // resumes the conversation from its first message until the second pass ends (its messages may
+    // come again, never one lost). One taken before then cannot know (docs/paging.md).
+    for (const kind of ['listNew', 'listAll'] as const) {
+      for (let stop = 13; stop <= 17; stop++) {
+        const { fake, client } = await serve([2, 12, 2])
+        const before = messageIds(fake)
+        fake.moveList({ list: 'messages', conversationId: conversationId(1), when: { page: 2 }, delete: { at: 0 }, insert: { at: 'end' } })
+        const got: string[] = []
+        let resumed: AsyncIterable<Message>
+        if (kind === 'listNew') {
+          const run = client.conversations.messages.listNew({ limit: 5 })
+          for await (const message of run) if (got.push(message.id) >= stop) break
+          resumed = client.conversations.messages.listNew({ limit: 5, checkpoint: run.checkpoint() })
+        } else {
+          const run = client.conversations.messages.listAll({ limit: 5 })
+          for await (const message of run) if (got.push(message.id) >= stop) break
+          resumed = client.conversations.messages.listAll({ limit: 5, cursor: run.cursor() })
+        }
+        for await (const message of resumed) got.push(message.id)
+        const now = new Set(got)
+        expect(
+          survivors(before, messageIds(fake)).filter((m) => !now.has(m)),
+          `${kind}, stopped after ${stop}`,
+        ).toEqual([])
+      }
+    }
+  })
+})
+
 describe('listAll: shift upon shift inside one conversation (found by the property test)', () => {
   it('a page that showed a shift, then was set aside for a newer shift, is asked for again, never waited for forever', async () => {
     const sizes = Array.from({ length: 130 }, (_, i) => (i * 7) % 4)
