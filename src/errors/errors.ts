@@ -123,9 +123,10 @@ export class APIError extends ChatServiceError {
   /**
    * How long the service asked the caller to wait before trying again, in ms, on whatever status
    * it said so with (a 429, a 503, a 3xx with `Retry-After`, ...): from `retry-after-ms`
-   * (milliseconds, fractions rounded up), else `Retry-After` in whole seconds or as an HTTP date
-   * (counted from when the error was made; a date in the past is 0). `undefined` when the response
-   * has neither, or neither is readable. For a {@link RateLimitError} thrown because the client is
+   * (milliseconds, fractions rounded up), else `Retry-After` in seconds (fractions honoured) or as
+   * an HTTP date (counted from the response's `Date` header, the server's clock, or from when the
+   * error was made if it has none; a date in the past is 0); a header sent more than once counts
+   * its longest readable wait. `undefined` when the response has neither, or neither is readable. For a {@link RateLimitError} thrown because the client is
    * paused after a 429 (`rateLimitPause: 'fail'`), what is left of that pause.
    *
    * The SDK has already honoured it for the statuses it retries (waits of up to 60 s); use it to

@@ -178,11 +178,21 @@ describe('input', () => {
 describe('responses', () => {
   it.each<[Record<string, string>, number | undefined]>([
     [{ 'retry-after': '2' }, 2_000],
-    [{ 'retry-after': '1.5' }, undefined], // not a whole number: the SDK's own backoff applies
+    [{ 'retry-after': '1.5' }, 1_500], // not delay-seconds as RFC 9110 writes it, but a floor all the same
     [{ 'retry-after': '-1' }, undefined],
     [{ 'retry-after': 'soon' }, undefined],
     [{ 'retry-after-ms': '250.5' }, 251],
     [{ 'retry-after': 'Sun, 06 Nov 1994 08:49:37 GMT' }, 0],
+    // Sent twice: joined with ", " on the way in; the longest readable wait is the floor.
+    [{ 'retry-after': '2, 2' }, 2_000],
+    [{ 'retry-after': '1, 3, soon' }, 3_000],
+    [{ 'retry-after-ms': '100, 250' }, 250],
+    [{ 'retry-after': 'Sat, 01 Jan 2000 00:00:05 GMT, Sat, 01 Jan 2000 00:00:05 GMT' }, 5_000],
+    [{ 'retry-after': 'Saturday, 01-Jan-00 00:00:07 GMT, 3' }, 7_000],
+    // An HTTP date counts from the response's Date (the server's clock), not from this machine's.
+    [{ 'retry-after': 'Sat, 01 Jan 2000 00:01:05 GMT', date: 'Sat, 01 Jan 2000 00:01:00 GMT' }, 5_000],
+    [{ 'retry-after': 'Fri, 31 Dec 1999 23:59:35 GMT', date: 'Fri, 31 Dec 1999 23:59:30 GMT' }, 5_000],
+    [{ 'retry-after': 'Sat, 01 Jan 2000 00:00:05 GMT', date: 'garbled' }, 5_000],
   ])('Retry-After %j → %s ms', (headers, expected) => {
     expect(serverRequestedDelay(headers, Date.parse('2000-01-01T00:00:00Z'))).toBe(expected)
   })
