@@ -229,6 +229,7 @@ async function simulate(
       outOfTime: () => new Error('out of time') as never,
       pauseBudget: Infinity,
       refusedSince: undefined,
+      refusals: 0,
       refused: false,
     }
     for (;;) {
@@ -241,13 +242,14 @@ async function simulate(
       await clock.sleep(LATENCY_MS + (random() * 2 - 1) * jitterMs)
       if (headers === undefined) {
         accepted++
-        limits.accepted(sentAt)
+        limits.accepted(sentAt, call)
         return
       }
       refused++
       const response: ReceivedResponse = { status: 429, success: false, headers, body: Buffer.alloc(0), truncated: false }
       const verdict = limits.refused(call, response, sentAt)
       if (verdict === undefined || !verdict.retry) throw new Error(`the simulated call stopped: ${JSON.stringify(verdict)}`)
+      await clock.sleep(verdict.waitMs) // as the transport waits before the call's next attempt
     }
   }
 

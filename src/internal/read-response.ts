@@ -207,12 +207,12 @@ export function waitTooLongError(raw: ReceivedResponse, request: RequestSummary,
 
 /**
  * The {@link RateLimitError} of a paced call that stopped retrying 429s because the service
- * accepted no request of the client for `starvedMs` (see `rate-limit/limiter.ts`): the last 429's
+ * accepted no request of its operation for `starvedMs` (see `rate-limit/limiter.ts`): the last 429's
  * status, headers, body and request id, and a message that says why it was not retried.
  */
 export function starvedError(the429: ReceivedResponse, request: RequestSummary, starvedMs: number, redactor: Redactor): RateLimitError {
   const view = errorView(the429, decodeBody(the429), request, redactor)
-  const why = `the service has answered only 429 for ${starvedMs.toLocaleString('en-US')} ms and accepted no request of this client meanwhile, so the call was not retried again (pacing: 'adaptive')`
+  const why = `the service has answered only 429 for ${starvedMs.toLocaleString('en-US')} ms and accepted no ${request.operation} request of this client meanwhile, so the call was not retried again (pacing: 'adaptive')`
   return new RateLimitError(view, `429 Too Many Requests: ${view.method} ${view.path}: ${why}`)
 }
 

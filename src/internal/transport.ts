@@ -181,7 +181,7 @@ export class Transport {
       observer.sending()
       const outcome = this.#intake(request, await this.#exchange(request, options, body, left), options, trace)
       observer.attempted(attempt, outcome)
-      if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt)
+      if (outcome.ok && outcome.response.status !== 429) this.#limits.accepted(sentAt, call)
       if (outcome.ok && outcome.response.success) return outcome.response
       if (!outcome.ok && outcome.failure === 'timeout' && outcome.cut) throw call.outOfTime(`during attempt ${attempt}`)
       // An abort, and a success body over the cap, end the call whatever the retry policy says.
@@ -201,7 +201,12 @@ export class Transport {
       call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)
         : this.#failureError(outcome, request, options)
-      if (verdict !== undefined) continue
+      if (verdict !== undefined) {
+        if (verdict.waitMs >= call.left())
+          throw call.outOfTime(`the wait of ${verdict.waitMs} ms before attempt ${attempt + 1} would end after it`)
+        await call.wait(verdict.waitMs, `while waiting ${verdict.waitMs} ms to send a request refused with 429 again`)
+        continue
+      }
       const delay = this.#retryDelay(outcome, ++failures, call, observer)
       if (delay === undefined) {
         if (outcome.ok) return outcome.response
@@ -355,6 +360,7 @@ class Call implements LimitedCall {
   lastError: ChatServiceError | undefined
   pauseBudget: number
   refusedSince: number | undefined
+  refusals = 0
   refused = false
 
   constructor(request: OutgoingRequest, options: ResolvedOptions, closing: AbortSignal, redactor: Redactor) {

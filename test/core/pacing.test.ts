@@ -393,6 +393,42 @@ describe('a pause teaches nothing about the rate (fake clock)', () => {
   })
 })
 
+describe('a limit on one endpoint alone (fake clock)', () => {
+  it('token issuance answered only 429 while lists are accepted: its retries back off, and it ends with RateLimitError after 60 s', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    server.respond((request) =>
+      request.target.startsWith('/rest/v1/auth/token') ? { status: 429, body: { error: 'slow down' } } : { body: page },
+    )
+    const client = loopbackClient(server)
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    try {
+      let settled: unknown = 'pending'
+      const login = Promise.resolve(client.auth.issueToken({ userId: 'u-1' })).then(
+        () => (settled = 'resolved'),
+        (error: unknown) => (settled = error),
+      )
+      let lists = 0
+      // The rest of the client goes on meanwhile: a list every 500 ms, each one accepted.
+      for (let elapsed = 0; elapsed < 70_000 && settled === 'pending'; elapsed += 500) {
+        void Promise.resolve(client.agents.list()).then(() => lists++)
+        await vi.advanceTimersByTimeAsync(500)
+      }
+      await login
+      expect(settled).toBeInstanceOf(RateLimitError)
+      expect((settled as RateLimitError).message).toContain('has answered only 429 for 60,000 ms')
+      expect(lists).toBeGreaterThan(30) // paced, from the least rate up: a 429 lowers the rate of the whole client
+      // Its own backoff (100 ms doubling to 8 s): a handful of token requests, not one per paced turn.
+      const logins = server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/auth/token')).length
+      expect(logins).toBeGreaterThan(5)
+      expect(logins).toBeLessThan(20)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
 describe('a run of 429s (fake clock)', () => {
   it('a call goes on while the service accepts nothing for under 60 s, then ends with RateLimitError; the service is asked ever more rarely', async () => {
     const server = await startLoopback()

@@ -12,12 +12,14 @@
  *   runs: {@link RateLimits.admit} and {@link RateLimits.sending} read one boolean, and
  *   {@link RateLimits.accepted} only counts the response for the first 429's estimate (issue 32).
  * - What a 429 means for the call that met it: under pacing it is sent again when the rate allows,
- *   not counted against `maxRetries`, until the service has accepted nothing of this client for
+ *   and no sooner than its own backoff ({@link refusedBackoff}: a service that limits one endpoint
+ *   on its own, token issuance say, answers its retries at once while the rest flows), not counted
+ *   against `maxRetries`, until the service has accepted nothing of this call's operation for
  *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
  * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
  */
 import type { LearnedRate, RateLimitGrant, RateLimitStore } from '../../core/options.ts'
-import { MAX_RETRY_AFTER_MS } from '../../core/retry.ts'
+import { BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS } from '../../core/retry.ts'
 import { PACING_CHANNEL, type PacingEvent } from '../../core/tracing.ts'
 import type { ChatServiceError } from '../../errors/errors.ts'
 import type { ReceivedResponse } from '../exchange.ts'
@@ -33,7 +35,11 @@ import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Leas
 
 export type { Priority }
 
-/** Under pacing, a call stops retrying 429s once the service has accepted no request of this client for this long, ms. */
+/**
+ * Under pacing, a call stops retrying 429s once the service has accepted no request of its
+ * operation (`customerUsers.list`, `auth.issueToken`, ...) for this long, ms. Per operation, not
+ * per client: a limit on one endpoint alone must not hold its calls forever while the others flow.
+ */
 export const STARVED_MS = 60_000
 /**
  * After a 429 for a request sent once the rate was lowered, with none of those accepted yet, the
@@ -82,13 +88,16 @@ export interface LimitedCall {
   pauseBudget: number
   /** When its current run of 429s began (ms since the epoch), or `undefined`. */
   refusedSince: number | undefined
+  /** How many of its attempts in a row were answered 429. */
+  refusals: number
   /** Whether a request of it was refused with 429: its retry goes to the front of its lane. */
   refused: boolean
 }
 
 /** What a 429 means for the call that met it. */
 export type RefusedVerdict =
-  | { readonly retry: true }
+  /** Sent again when the rate allows, and not before `waitMs` from now. */
+  | { readonly retry: true; readonly waitMs: number }
   | { readonly retry: false; readonly reason: 'wait-too-long' | 'starved' | 'no-retries' }
   /** `pacing: 'off'`: decided as any retryable failure (`retry-policy.ts`). */
   | undefined
@@ -112,7 +121,8 @@ export class RateLimits {
   /** A learned rate this process found that the store has not been told yet. */
   #unpublished: LearnedRate | undefined
   /** When a request was last accepted (any response but 429), ms since the epoch. */
-  #lastAccepted = 0
+  /** When a request of each operation was last accepted (ms since the epoch). */
+  readonly #acceptedAt = new Map<string, number>()
   /** Consecutive "closed" holds (see CLOSED_HOLD_MS), and when the last began. */
   #closedStreak = 0
   #closedAt = 0
@@ -176,10 +186,11 @@ export class RateLimits {
    * A request of `call`, sent at `sentAt` (what {@link RateLimits.sending} returned), was answered
    * with anything but 429. With `pacing: 'off'` nothing reads what was accepted.
    */
-  accepted(sentAt: number): void {
+  accepted(sentAt: number, call: LimitedCall): void {
+    call.refusals = 0
     if (!this.#adaptive) return
     const now = this.#clock.now()
-    this.#lastAccepted = now
+    this.#acceptedAt.set(call.request.operation, now)
     this.#closedStreak = 0
     if (this.#store?.take !== undefined) this.#acceptedUntold++
     // Counted unpaced too: the first 429's estimate of the limit is what was accepted before it.
@@ -212,6 +223,7 @@ export class RateLimits {
     if (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS) return { retry: false, reason: 'wait-too-long' }
     call.refused = true
     call.refusedSince ??= now
+    call.refusals++
     const lanes = this.#paced(now)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
@@ -235,8 +247,9 @@ export class RateLimits {
     if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
     // `maxRetries: 0` means no retry at all: the rate is learned, the call ends with the 429.
     if (call.options.maxRetries === 0) return { retry: false, reason: 'no-retries' }
-    if (now - call.refusedSince >= STARVED_MS && this.#lastAccepted < call.refusedSince) return { retry: false, reason: 'starved' }
-    return { retry: true }
+    const accepted = this.#acceptedAt.get(call.request.operation) ?? Number.NEGATIVE_INFINITY
+    if (now - call.refusedSince >= STARVED_MS && accepted < call.refusedSince) return { retry: false, reason: 'starved' }
+    return { retry: true, waitMs: refusedBackoff(call.refusals) }
   }
 
   /** The rate was lowered (a 429 of this process): to tell the store, and the tokens there are thrown away. */
@@ -580,4 +593,15 @@ function checkGrant(answer: unknown, asked: number): Granted | undefined {
     [learned.max, learned.at, learned.recoveryMs].every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0) &&
     learned.max > 0
   return valid ? { tokens, learned: { max: learned.max, at: learned.at, recoveryMs: learned.recoveryMs }, acceptedPerSecond } : undefined
+}
+
+/**
+ * The least wait (ms) before a call's next attempt after `refusals` 429s in a row: 100 ms, doubled
+ * at each further one, up to the backoff's cap (8 s). Pacing spaces the client's requests; this
+ * spaces one call's, which pacing cannot when the rest of the client is accepted (a limit on one
+ * endpoint alone): without it, one token issuance answered 429 with no `Retry-After` was sent 632
+ * times in 300 ms.
+ */
+export function refusedBackoff(refusals: number): number {
+  return Math.min(BACKOFF_CAP_MS, MIN_RETRY_DELAY_MS * 2 ** Math.max(0, refusals - 1))
 }
