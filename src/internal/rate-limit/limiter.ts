@@ -190,7 +190,8 @@ export class RateLimits {
     call.refusals = 0
     if (!this.#adaptive) return
     const now = this.#clock.now()
-    this.#acceptedAt.set(call.request.operation, now)
+    // Read by the starvation rule, against a 429's time: nothing accepted before the first 429 counts.
+    if (!this.#quiet) this.#acceptedAt.set(call.request.operation, now)
     this.#closedStreak = 0
     if (this.#store?.take !== undefined) this.#acceptedUntold++
     // Counted unpaced too: the first 429's estimate of the limit is what was accepted before it.
