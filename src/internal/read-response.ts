@@ -15,6 +15,7 @@ import {
 } from '../errors/errors.ts'
 import { MAX_RETRY_AFTER_MS } from '../core/retry.ts'
 import { apiErrorFor } from '../errors/from-status.ts'
+import { serverRequestedDelay } from '../errors/retry-after.ts'
 import type { APIResponse, ResponseValidation } from '../core/response.ts'
 import type { ReceivedResponse } from './exchange.ts'
 import type { SdkLogger } from './sdk-logger.ts'
@@ -203,6 +204,22 @@ export function waitTooLongError(raw: ReceivedResponse, request: RequestSummary,
   const view = errorView(raw, decodeBody(raw), request, redactor)
   const why = `not retried: the service asked to wait ${waitMs.toLocaleString('en-US')} ms, more than the SDK waits for a retry (at most ${MAX_RETRY_AFTER_MS.toLocaleString('en-US')} ms; retryAfterMs holds the wait, to schedule a later attempt)`
   return apiErrorFor(view, `${describeStatus(view)}: ${why}`)
+}
+
+/**
+ * The {@link RateLimitError} of a 429 not retried because the call asked for no retry
+ * (`maxRetries: 0`): the response's status, headers, body and request id, and a message that says
+ * so and what wait the service asked for, if any, for the caller's own later attempt.
+ */
+export function notRetriedError(the429: ReceivedResponse, request: RequestSummary, redactor: Redactor): RateLimitError {
+  const view = errorView(the429, decodeBody(the429), request, redactor)
+  const waitMs = serverRequestedDelay(the429.headers)
+  const wait =
+    waitMs === undefined
+      ? 'the service named no wait (no Retry-After)'
+      : `the service asked to wait ${waitMs.toLocaleString('en-US')} ms (retryAfterMs)`
+  const why = `not retried (maxRetries: 0): the service is limiting requests; ${wait}. The client paces its requests from now on; with maxRetries above 0 a 429 is sent again when the rate allows`
+  return new RateLimitError(view, `429 Too Many Requests: ${view.method} ${view.path}: ${why}`)
 }
 
 /**

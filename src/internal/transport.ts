@@ -29,7 +29,15 @@ import { exchange, type ExchangeOutcome, type HttpMethod, type ReceivedResponse 
 import { cleanCause, describeCause, errorCode, TIMEOUT_CODES } from './network-errors.ts'
 import { observersOf, type AttemptObserver } from './observers.ts'
 import { RateLimits, STARVED_MS, type LimitedCall, type Priority } from './rate-limit/limiter.ts'
-import { decodeBody, responseValidationError, starvedError, statusError, waitTooLongError, type RequestSummary } from './read-response.ts'
+import {
+  decodeBody,
+  notRetriedError,
+  responseValidationError,
+  starvedError,
+  statusError,
+  waitTooLongError,
+  type RequestSummary,
+} from './read-response.ts'
 import type { Redactor } from './redact.ts'
 import type { ResolvedOptions } from './resolved-options.ts'
 import {
@@ -196,7 +204,7 @@ export class Transport {
           throw waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor)
         }
         if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
-        return response
+        throw notRetriedError(response, request, this.redactor) // 'no-retries'
       }
       call.lastError = outcome.ok
         ? statusError(outcome.response, decodeBody(outcome.response), request, this.redactor)

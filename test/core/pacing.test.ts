@@ -228,7 +228,12 @@ describe('what a paced call does with 429s', () => {
     closers.push(() => server.close())
     server.respond(() => ({ status: 429, body: { error: 'slow down' } }))
     const client = loopbackClient(server)
-    expect(await rejection(client.agents.list({}, { maxRetries: 0 }))).toBeInstanceOf(RateLimitError)
+    const error = await rejection(client.agents.list({}, { maxRetries: 0 }))
+    expect(error).toBeInstanceOf(RateLimitError)
+    expect((error as RateLimitError).message).toBe(
+      '429 Too Many Requests: GET /rest/v1/agents?page=1: not retried (maxRetries: 0): the service is limiting requests; the service named no wait (no Retry-After). The client paces its requests from now on; with maxRetries above 0 a 429 is sent again when the rate allows',
+    )
+    expect((error as RateLimitError).body).toEqual({ error: 'slow down' })
     expect(server.arrivals).toHaveLength(1)
     expect(client.pacedRate).toBeGreaterThan(0)
   })
