@@ -10,6 +10,8 @@
  * cannot be read count as "may have grown": a second pass costs requests, a slip costs a message.
  */
 
+import { httpDate } from '../errors/retry-after.ts'
+
 /**
  * How far before the read's start (ms) a newest message may be dated and still count as added
  * during the read: room for the service's clocks (its `Date` header, with whole seconds, and the
@@ -39,14 +41,13 @@ export class GrowthWatch {
   response(dateHeader: () => string | undefined, now: number): void {
     if (this.#began !== undefined) return
     const header = dateHeader()
-    const date = header === undefined ? Number.NaN : Date.parse(header)
-    this.#began = Number.isNaN(date) ? now : date
+    this.#began = (header === undefined ? undefined : httpDate(header)) ?? now
   }
 
   /** A page was read: `createdAt` is its newest (last) message's, `undefined` for an empty page. */
   page(createdAt: string | undefined): void {
     if (createdAt === undefined) return
-    const created = Date.parse(createdAt)
+    const created = isoTime(createdAt)
     if (Number.isNaN(created)) this.#unreadable = true
     else if (created > this.#newest) this.#newest = created
   }
@@ -58,4 +59,16 @@ export class GrowthWatch {
   mayHaveGrown(): boolean {
     return this.#unreadable || this.#newest >= (this.#began ?? Number.POSITIVE_INFINITY) - ADDED_SLACK_MS
   }
+}
+
+/** An ISO 8601 date-time written without a zone, which `Date.parse` would read in this machine's zone. */
+const ZONELESS = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/
+
+/**
+ * The time (ms since the epoch) of an ISO 8601 `created_at`, NaN when it is not one. A date-time
+ * without a zone is read as UTC, as a service's own timestamps are: read in this machine's zone,
+ * the trigger would move by hours with the `TZ` it runs under.
+ */
+function isoTime(value: string): number {
+  return Date.parse(ZONELESS.test(value) ? `${value}Z` : value)
 }

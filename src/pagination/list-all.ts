@@ -323,6 +323,11 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
     this.#runner = run
     /** The conversation whose messages are being read a second time (its index), or -1. */
     let rereading = -1
+    /** Where this run began reading a conversation's messages: its first, or the cursor's for the one it resumes in. */
+    const began = (parent: { readonly plan: ListAllPlan }): Pick<Position, 'childPage' | 'childIndex' | 'childId'> =>
+      parent.plan.after === null
+        ? { childPage: 1, childIndex: -1, childId: null }
+        : { childPage: start.childPage, childIndex: start.childIndex, childId: start.childId }
     /** Where the cursor goes once that second pass ends: after the furthest message of the first. */
     let afterRead: Position | undefined
     try {
@@ -343,12 +348,12 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
         restarted: () => undefined,
         page: () => undefined,
         rereading: (parent) => {
-          // Until its second pass ends, a cursor resumes at the conversation's first message: what the
-          // second pass has not found yet cannot be told apart from what came (its messages repeat).
+          // Until its second pass ends, a cursor resumes where this run began reading the conversation:
+          // what the second pass has not found yet cannot be told apart from what came (those repeat).
           rereading = parent.index
           if (this.#position.parentId !== reader.parentId(parent.parent)) return // nothing of it yielded yet
           afterRead = this.#position
-          this.#position = { ...this.#position, childPage: 1, childIndex: -1, childId: null }
+          this.#position = { ...this.#position, ...began(parent) }
         },
         child: (parent, child, page, index, pass) => {
           // In the parents only the second scan found, the cursor holds them from this one on: no
@@ -371,7 +376,7 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
           }
           // The furthest message of the first pass: where the cursor stands once the second pass ends.
           if (pass === 1) afterRead = at
-          this.#position = { ...at, childPage: 1, childIndex: -1, childId: null }
+          this.#position = { ...at, ...began(parent) }
         },
         vanished: (parent, error, yielded) => {
           if (rereading === parent.index) {

@@ -245,8 +245,8 @@ export class NewMessages implements AsyncIterable<Message> {
     // Where the conversation being read stands: what the next checkpoint entry says when it ends.
     let last: { read: number; id: string | number | null } = { read: 0, id: null }
     // Whether it is being read a second time (it may have grown while it was read): until that ends,
-    // its checkpoint entry says nothing of it was read, since what the second pass has not found yet
-    // cannot be told apart from what came.
+    // its checkpoint entry is where this run began reading it, since what the second pass has not
+    // found yet cannot be told apart from what came (a run resumed then repeats what this one yielded of it).
     let second = false
     const rewind = (conversation: { parent: Conversation; plan: ListNewPlan }): void => {
       const { plan, parent } = conversation
@@ -296,7 +296,9 @@ export class NewMessages implements AsyncIterable<Message> {
         },
         rereading: (conversation) => {
           second = true
-          this.#entries.set(conversation.parent.id, [0, null, conversation.plan.updatedAt])
+          const { plan } = conversation
+          const from = plan.kind === 'rewound' || plan.read === 0 ? 0 : plan.read // rewound: from its first message
+          this.#entries.set(conversation.parent.id, [from, from === 0 ? null : plan.lastId, plan.updatedAt])
         },
         child: (conversation, message, page, index, pass) => {
           this.#done++

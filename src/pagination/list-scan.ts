@@ -30,7 +30,8 @@
  * - **Only new items** of a page are yielded: those after the first item already listed in this
  *   pass, and not listed before. An unlisted item before that one lies before where the listing
  *   started, was inserted during the run, or slipped back past the reader unseen (a move that kept
- *   `total`): it is not taken as listed, so the second scan yields it if it is still there.
+ *   `total`): in the first pass it is not taken as listed, so the second scan yields it if it is
+ *   still there.
  * - **Bounded.** Repairs may read at most `10 + 2 × T` pages again per pass (T: `total_pages` of
  *   the pass's first page), and at most 12 in a row without the reading getting further; a list
  *   that moves more than that throws the listing's "will not hold still" error.
@@ -403,9 +404,11 @@ export class ListScan {
       }
       // An item never listed that stands before the first one this pass listed: inserted during the
       // run, or one that slipped back past the reader unseen, in a move that kept `total`. It is not
-      // yielded here (this window starts before the reader's position), and not taken as listed
-      // either, so that the second scan still yields it if it stays (taking it as listed lost it).
-      if (index < first && !beforeStart && before === undefined) continue
+      // yielded here (this window starts before the reader's position). In the first pass it is not
+      // taken as listed either, so that the second scan still yields it if it stays (taking it as
+      // listed lost it); in the last, it is: there is no later scan to yield it, and a listing
+      // takes what it did not list for gone (listNew's deleted conversations).
+      if (index < first && !beforeStart && before === undefined && pass === 1) continue
       if (id !== undefined) {
         this.#listed.set(id, pass)
         this.#listedThisPass++

@@ -3,7 +3,7 @@
 // `Date` header of the first response (this process's clock when there is none), or when a newest
 // message's date cannot be read. The behaviour it serves is tested at the public API in
 // moving-lists.test.ts ("a conversation that grows while its messages are read").
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ADDED_SLACK_MS, GrowthWatch } from '../../src/pagination/growth-watch.ts'
 
 const DATE = 'Fri, 27 Nov 2026 14:00:00 GMT'
@@ -44,6 +44,16 @@ describe('GrowthWatch', () => {
     expect(watch(undefined, START, [iso(START + 1_000)])).toBe(true)
     expect(watch('not a date', START, [iso(START - 2 * ADDED_SLACK_MS)])).toBe(false)
   })
+
+  it.each(['America/New_York', 'Asia/Tokyo', 'UTC'])(
+    'a created_at without a zone is UTC, whatever TZ (%s) the process runs under',
+    (zone) => {
+      vi.stubEnv('TZ', zone)
+      expect(watch(DATE, START, ['2026-11-27T14:00:30'])).toBe(true)
+      expect(watch(DATE, START, ['2026-11-27T12:00:00.000'])).toBe(false)
+      expect(watch('Fri, 27 Nov 2026 14:00:00', START + 3_600_000, ['2026-11-27T14:00:30Z'])).toBe(false) // no GMT: not an HTTP date
+    },
+  )
 
   it('a newest message whose created_at cannot be read: a second pass; an empty page says nothing', () => {
     expect(watch(DATE, START, ['yesterday'])).toBe(true)

@@ -386,15 +386,16 @@ describe('a conversation that grows while its messages are read', () => {
     expect(await collect(third)).toEqual([])
   })
 
-  it('stopped as its last page is yielded, during its second pass or after, and resumed: no surviving message lost', async () => {
+  it('stopped as its last page is yielded, during its second pass or after, and resumed: none lost; only that conversation repeats', async () => {
     // 2 messages, then 12 at 5 a page (13 yielded by the first pass, the one that slipped by the
     // second), then 2. A checkpoint or cursor taken once the first pass has read the last page
-    // resumes the conversation from its first message until the second pass ends (its messages may
-    // come again, never one lost). One taken before then cannot know (docs/paging.md).
+    // resumes the conversation where this run began reading it until the second pass ends (its
+    // messages may come again, never one lost). One taken before then cannot know (docs/paging.md).
     for (const kind of ['listNew', 'listAll'] as const) {
       for (let stop = 13; stop <= 17; stop++) {
         const { fake, client } = await serve([2, 12, 2])
         const before = messageIds(fake)
+        const mine = new Set(fake.listMessages(COMPANY_ID, conversationId(1)).map((m) => m.id))
         fake.moveList({ list: 'messages', conversationId: conversationId(1), when: { page: 2 }, delete: { at: 0 }, insert: { at: 'end' } })
         const got: string[] = []
         let resumed: AsyncIterable<Message>
@@ -408,13 +409,53 @@ describe('a conversation that grows while its messages are read', () => {
           resumed = client.conversations.messages.listAll({ limit: 5, cursor: run.cursor() })
         }
         for await (const message of resumed) got.push(message.id)
+        for (const m of fake.listMessages(COMPANY_ID, conversationId(1))) mine.add(m.id)
         const now = new Set(got)
+        const label = `${kind}, stopped after ${stop}`
         expect(
           survivors(before, messageIds(fake)).filter((m) => !now.has(m)),
-          `${kind}, stopped after ${stop}`,
+          label,
         ).toEqual([])
+        const repeated = got.filter((id, i) => got.indexOf(id) !== i)
+        expect(
+          repeated.filter((id) => !mine.has(id)),
+          label,
+        ).toEqual([])
+        // Stopped in the next conversation (16, 17): the grown one had ended, and nothing repeats.
+        if (stop >= 16) expect(repeated, label).toEqual([])
       }
     }
+  })
+
+  it('listNew: a grown conversation read a second time and stopped then repeats what that night yielded, not earlier nights', async () => {
+    const { fake, client } = await serve([2, 12, 2])
+    const id = conversationId(1)
+    const night1 = client.conversations.messages.listNew({ limit: 5 })
+    const first = await collect(night1)
+    fake.appendMessages(COMPANY_ID, id, 6) // dated now: night 2 reads it from page 3, then again
+    const night2 = client.conversations.messages.listNew({ limit: 5, checkpoint: night1.checkpoint() })
+    const second: string[] = []
+    // Its last page (page 4) is accepted, and its second pass decided, before its first message is yielded.
+    for await (const message of night2) if (second.push(message.id) >= 4) break
+    const third = await collect(client.conversations.messages.listNew({ limit: 5, checkpoint: night2.checkpoint() }))
+    expect(third.filter((m) => first.includes(m))).toEqual([])
+    expect(new Set([...second, ...third])).toEqual(
+      new Set(
+        fake
+          .listMessages(COMPANY_ID, id)
+          .slice(12)
+          .map((m) => m.id),
+      ),
+    )
+  })
+
+  it('listAll: a cursor taken once a conversation read a second time has ended resumes after it', async () => {
+    const { fake, client } = await serve([2, 12])
+    fake.moveList({ list: 'messages', conversationId: conversationId(1), when: { page: 2 }, delete: { at: 0 }, insert: { at: 'end' } })
+    const all = client.conversations.messages.listAll({ limit: 5 })
+    await collect(all)
+    expect(all.repairs.messages).toMatchObject({ scans: 2, recovered: 1 })
+    expect(await collect(client.conversations.messages.listAll({ limit: 5, cursor: all.cursor() }))).toEqual([])
   })
 })
 
