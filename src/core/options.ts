@@ -312,8 +312,9 @@ export interface ClientOptions extends ClientOverrides {
    *   is a floor (nothing is sent before it), and a 429 without one lowers the rate as well. Calls
    *   a person waits on (`priority: 'interactive'`) keep a reserved share of the rate, so an export
    *   never makes a login call queue behind it. A 429 is then not a failure while the service lets
-   *   requests through: the call is sent again when the rate allows (and no sooner than its own
-   *   backoff, 100 ms doubling to 8 s over its 429s in a row), without counting against
+   *   requests through: the call is sent again when the rate allows (and no sooner than its 429's
+   *   `Retry-After`, or without one its own backoff, 100 ms doubling to 8 s over its 429s in a
+   *   row), without counting against
    *   `maxRetries`, until the service has accepted no request of its operation for 60,000 ms or
    *   asks for a `Retry-After` over 60 s (then `RateLimitError`), `totalTimeout` runs out
    *   (`APITimeoutError`) or `signal` aborts. With a

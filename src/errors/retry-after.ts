@@ -6,8 +6,21 @@
 /** Statuses retried automatically: 408, 429, 500, 502, 503, 504 (frozen). */
 export const RETRYABLE_STATUSES: readonly number[] = Object.freeze([408, 429, 500, 502, 503, 504])
 
-/** `Sun, 06 Nov 1994 08:49:37 GMT` and the two obsolete HTTP-date forms (RFC 9110, 5.6.7). */
-const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /
+/**
+ * An HTTP date (RFC 9110, 5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, and the two obsolete forms,
+ * `Sunday, 06-Nov-94 08:49:37 GMT` and `Sun Nov  6 08:49:37 1994` (asctime, GMT though it does not
+ * say so). Day names and months in English, a time of day, and GMT: nothing `Date.parse` would read
+ * loosely (`Fri, 5`), or in this machine's zone.
+ */
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, [0-9A-Za-z -]+ \d{2}:\d{2}:\d{2} GMT$/
+const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/
+
+/** The time (ms since the epoch) of an HTTP date, `undefined` when `value` is not one. */
+export function httpDate(value: string): number | undefined {
+  const text = value.trim()
+  const time = HTTP_DATE.test(text) ? Date.parse(text) : ASCTIME.test(text) ? Date.parse(`${text} GMT`) : Number.NaN
+  return Number.isNaN(time) ? undefined : time
+}
 /** A day name alone: the first part of an HTTP date that a comma split off (`Sun` of `Sun, 06 Nov ...`). */
 const DAY_NAME = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*$/
 /** Delay-seconds (RFC 9110, 10.2.3), and the fractional seconds some servers send. */
@@ -29,13 +42,12 @@ export function serverRequestedDelay(headers: Readonly<Record<string, string>>, 
   if (ms !== undefined) return ms
   const after = headers['retry-after']
   if (after === undefined) return undefined
-  const served = headers['date'] === undefined ? Number.NaN : Date.parse(headers['date'])
-  const reference = Number.isNaN(served) ? now : served
+  const served = headers['date'] === undefined ? undefined : httpDate(headers['date'])
+  const reference = served ?? now
   return longest(after, (value) => {
     if (SECONDS.test(value)) return Math.ceil(Number(value) * 1000)
-    if (!HTTP_DATE.test(value)) return undefined
-    const date = Date.parse(value)
-    return Number.isNaN(date) ? undefined : Math.max(0, date - reference)
+    const date = httpDate(value)
+    return date === undefined ? undefined : Math.max(0, date - reference)
   })
 }
 

@@ -438,6 +438,77 @@ describe('a limit on one endpoint alone (fake clock)', () => {
   })
 })
 
+describe('a call refused again and again, with Retry-After (fake clock)', () => {
+  it('token issuance answered 429 with Retry-After: 1 while lists are accepted: sent again each second, not on a growing backoff', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    server.respond((request) =>
+      request.target.startsWith('/rest/v1/auth/token')
+        ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }
+        : { body: page },
+    )
+    const client = loopbackClient(server)
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    try {
+      let settled: unknown = 'pending'
+      const login = Promise.resolve(client.auth.issueToken({ userId: 'u-1' })).then(
+        () => (settled = 'resolved'),
+        (error: unknown) => (settled = error),
+      )
+      for (let elapsed = 0; elapsed < 90_000 && settled === 'pending'; elapsed += 500) {
+        void Promise.resolve(client.agents.list()).then(
+          () => undefined,
+          () => undefined,
+        )
+        await vi.advanceTimersByTimeAsync(500)
+      }
+      await login
+      expect(settled).toBeInstanceOf(RateLimitError)
+      // What the service asked, each time (its own backoff, 100 ms doubling to 8 s, would have sent ~12).
+      const logins = server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/auth/token')).length
+      expect(logins).toBeGreaterThan(25)
+      expect(logins).toBeLessThanOrEqual(61)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
+describe('a run of 429s after one accepted request of the same operation (fake clock)', () => {
+  it('the 60 s count starts again at that request, and the call still ends with RateLimitError', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 7, total: 1, total_pages: 1 } }
+    let siblings = 0
+    // Every request refused, but for the first one of the sibling call (limit=7): accepted once.
+    server.respond((request) =>
+      request.target.includes('limit=7') && ++siblings === 1 ? { body: page } : { status: 429, body: { error: 'slow down' } },
+    )
+    const client = loopbackClient(server)
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    try {
+      let settled: unknown = 'pending'
+      const started = Date.now()
+      const call = Promise.resolve(client.agents.list()).then(
+        () => (settled = 'resolved'),
+        (error: unknown) => (settled = error),
+      )
+      await vi.advanceTimersByTimeAsync(2_000)
+      await Promise.all([client.agents.list({ limit: 7 }), vi.advanceTimersByTimeAsync(5_000)])
+      for (let elapsed = 0; elapsed < 120_000 && settled === 'pending'; elapsed += 250) await vi.advanceTimersByTimeAsync(250)
+      await call
+      expect(settled).toBeInstanceOf(RateLimitError)
+      expect((settled as RateLimitError).message).toContain('has answered only 429 for 60,000 ms')
+      // 60 s after the accepted request, not 60 s after the call's first 429.
+      expect(Date.now() - started).toBeGreaterThan(62_000)
+      expect(Date.now() - started).toBeLessThan(80_000)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
 describe('a run of 429s (fake clock)', () => {
   it('a call goes on while the service accepts nothing for under 60 s, then ends with RateLimitError; the service is asked ever more rarely', async () => {
     const server = await startLoopback()

@@ -193,6 +193,10 @@ describe('responses', () => {
     [{ 'retry-after': 'Sat, 01 Jan 2000 00:01:05 GMT', date: 'Sat, 01 Jan 2000 00:01:00 GMT' }, 5_000],
     [{ 'retry-after': 'Fri, 31 Dec 1999 23:59:35 GMT', date: 'Fri, 31 Dec 1999 23:59:30 GMT' }, 5_000],
     [{ 'retry-after': 'Sat, 01 Jan 2000 00:00:05 GMT', date: 'garbled' }, 5_000],
+    [{ 'retry-after': 'Sat, 01 Jan 2000 00:00:05 GMT', date: '1' }, 5_000], // not an HTTP date: this machine's clock
+    [{ 'retry-after': 'Sat, 01 Jan 2000 00:00:05 GMT', date: 'Sat, 01 Jan 2000 00:00:00' }, 5_000], // no GMT: not one either
+    [{ 'retry-after': 'Sat Jan  1 00:00:09 2000' }, 9_000], // asctime, GMT though it does not say so
+    [{ 'retry-after': 'Fri, 5' }, undefined],
   ])('Retry-After %j → %s ms', (headers, expected) => {
     expect(serverRequestedDelay(headers, Date.parse('2000-01-01T00:00:00Z'))).toBe(expected)
   })

@@ -12,8 +12,9 @@
  *   runs: {@link RateLimits.admit} and {@link RateLimits.sending} read one boolean, and
  *   {@link RateLimits.accepted} only counts the response for the first 429's estimate (issue 32).
  * - What a 429 means for the call that met it: under pacing it is sent again when the rate allows,
- *   and no sooner than its own backoff ({@link refusedBackoff}: a service that limits one endpoint
- *   on its own, token issuance say, answers its retries at once while the rest flows), not counted
+ *   and no sooner than its 429's `Retry-After`, or without one its own backoff ({@link refusedBackoff}:
+ *   a service that limits one endpoint on its own, token issuance say, answers its retries at once
+ *   while the rest flows), not counted
  *   against `maxRetries`, until the service has accepted nothing of this call's operation for
  *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
  * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
@@ -248,9 +249,13 @@ export class RateLimits {
     if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
     // `maxRetries: 0` means no retry at all: the rate is learned, the call ends with the 429.
     if (call.options.maxRetries === 0) return { retry: false, reason: 'no-retries' }
+    // Starved: refused for 60 s, and no request of its operation accepted in those 60 s either (one
+    // accepted since its first 429 restarts the count, it does not stop it for good).
     const accepted = this.#acceptedAt.get(call.request.operation) ?? Number.NEGATIVE_INFINITY
-    if (now - call.refusedSince >= STARVED_MS && accepted < call.refusedSince) return { retry: false, reason: 'starved' }
-    return { retry: true, waitMs: refusedBackoff(call.refusals) }
+    if (now - Math.max(call.refusedSince, accepted) >= STARVED_MS) return { retry: false, reason: 'starved' }
+    // With a `Retry-After`, the pause holds this call (and every other) for it, as `rateLimitPause`
+    // says; the least wait between two attempts still applies. Without one, the call's own backoff.
+    return { retry: true, waitMs: waitMs === undefined ? refusedBackoff(call.refusals) : MIN_RETRY_DELAY_MS }
   }
 
   /** The rate was lowered (a 429 of this process): to tell the store, and the tokens there are thrown away. */
