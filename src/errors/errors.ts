@@ -126,8 +126,9 @@ export class APIError extends ChatServiceError {
    * (milliseconds, fractions rounded up), else `Retry-After` in seconds (fractions honoured) or as
    * an HTTP date (counted from the response's `Date` header, the server's clock, or from when the
    * error was made if it has none; a date in the past is 0); a header sent more than once counts
-   * its longest readable wait. `undefined` when the response has neither, or neither is readable. For a {@link RateLimitError} thrown because the client is
-   * paused after a 429 (`rateLimitPause: 'fail'`), what is left of that pause.
+   * its longest readable wait. `undefined` when the response has neither, or neither is readable.
+   * For a {@link RateLimitError} thrown because the client is paused after a 429
+   * (`rateLimitPause: 'fail'`), what is left of that pause.
    *
    * The SDK has already honoured it for the statuses it retries (waits of up to 60 s); use it to
    * schedule your own later attempt, e.g. a job queue's delay.

@@ -12,11 +12,11 @@
  *   runs: {@link RateLimits.admit} and {@link RateLimits.sending} read one boolean, and
  *   {@link RateLimits.accepted} only counts the response for the first 429's estimate (issue 32).
  * - What a 429 means for the call that met it: under pacing it is sent again when the rate allows,
- *   and no sooner than its 429's `Retry-After`, or without one its own backoff ({@link refusedBackoff}:
- *   a service that limits one endpoint on its own, token issuance say, answers its retries at once
- *   while the rest flows), not counted
- *   against `maxRetries`, until the service has accepted nothing of this call's operation for
- *   {@link STARVED_MS}; with `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
+ *   and no sooner than its 429's `Retry-After`, or without one its own backoff
+ *   ({@link refusedBackoff}: a service that limits one endpoint on its own, token issuance say,
+ *   answers its retries at once while the rest flows), not counted against `maxRetries`, until the
+ *   service has accepted nothing of this call's operation for {@link STARVED_MS}; with
+ *   `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
  * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
  */
 import type { LearnedRate, RateLimitGrant, RateLimitStore } from '../../core/options.ts'
@@ -121,8 +121,7 @@ export class RateLimits {
   #lanes: LanesState | undefined
   /** A learned rate this process found that the store has not been told yet. */
   #unpublished: LearnedRate | undefined
-  /** When a request was last accepted (any response but 429), ms since the epoch. */
-  /** When a request of each operation was last accepted (ms since the epoch). */
+  /** When a request of each operation was last accepted (any response but 429), ms since the epoch. */
   readonly #acceptedAt = new Map<string, number>()
   /** Consecutive "closed" holds (see CLOSED_HOLD_MS), and when the last began. */
   #closedStreak = 0
