@@ -9,6 +9,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   ChatServiceClient,
+  ChatServiceError,
   PACING_CHANNEL,
   RequestValidationError,
   type ClientOptions,
@@ -561,6 +562,34 @@ describe('a store that fails never fails a call', () => {
     const warnings = lines.filter((line) => line.includes('take() failed'))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain(warning)
+  })
+
+  it('take() that grants no token however long it is asked: the calls wait on (the budget may be spent elsewhere), and one warn says so after 5 s', async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    let seen = 0
+    server.respond(() => (seen++ === 20 ? refused : page))
+    const store: RateLimitStore = { get: () => 0, set: () => undefined, take: () => Promise.resolve({ tokens: 0 }) }
+    const { lines, logger } = recorder()
+    const client = new ChatServiceClient({ baseUrl: server.origin, keyId: KEY_ID, keySecret: KEY_SECRET, rateLimitStore: store, logger })
+    for (let i = 0; i < 20; i++) await client.agents.list()
+    vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'], now: Date.now() })
+    let pending: Promise<unknown> | undefined
+    try {
+      // Meets the 429, then waits for a token the store never grants.
+      pending = Promise.resolve(client.agents.list()).catch((error: unknown) => error)
+      for (let elapsed = 0; elapsed < 4_000; elapsed += 100) await vi.advanceTimersByTimeAsync(100)
+      expect(lines.filter((line) => line.includes('has granted no token'))).toEqual([])
+      for (let elapsed = 0; elapsed < 3_000; elapsed += 100) await vi.advanceTimersByTimeAsync(100)
+    } finally {
+      vi.useRealTimers()
+    }
+    const warnings = lines.filter((line) => line.includes('has granted no token'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/rateLimitStore\.take\(\) has granted no token for [\d,]+ ms while this process's requests waited/)
+    expect(seen).toBe(21) // nothing sent without a token
+    await client.close()
+    expect(await pending).toBeInstanceOf(ChatServiceError)
   })
 
   it("a 429 met while the store is down lowers the rate from the rate paced, not from this process's share of the traffic", async () => {

@@ -410,6 +410,13 @@ export class RateLimits {
             `rateLimitStore.take() failed: this process paces on its own for ${STORE_RETRY_MS} ms, then tries the store again (${describeError(error)})`,
           )
         },
+        dry: (ms) => {
+          this.#pause.warnOnce(
+            this.#log,
+            'take-dry',
+            `rateLimitStore.take() has granted no token for ${Math.round(ms).toLocaleString('en-US')} ms while this process's requests waited (paced at ${this.#describeRate()}): they wait on. If no other process spends the budget, check the store's take()`,
+          )
+        },
         unpublished: () => {
           const learned = this.#unpublished
           this.#unpublished = undefined

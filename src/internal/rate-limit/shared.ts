@@ -20,6 +20,13 @@ export const STORE_RETRY_MS = 5_000
 const LEASE_LIFETIME_MS = 1_000
 /** A lease that got nothing is asked again after a token's time at the rate, but not sooner than this, ms. */
 const MIN_RETRY_MS = 5
+/**
+ * Leases that got nothing for this long while requests waited, ms, are reported (once per client,
+ * logged at `warn`): a store whose `take` answers 0 tokens however long it is asked holds every paced call of
+ * the process, and its answers are well-formed, so nothing else would say so. The calls keep
+ * waiting: a budget another process spends may be what holds them.
+ */
+export const DRY_WARN_MS = 5_000
 
 /** One lease: what `RateLimitStore.take` is given and answers (public shapes in core/options.ts). */
 export interface Lease {
@@ -51,6 +58,8 @@ export interface SharedHost {
   granted(answer: Granted): void
   /** A lease failed: pace on the process's own from now on (for {@link STORE_RETRY_MS}). */
   failed(error: unknown): void
+  /** Leases have granted nothing for `ms` (at least {@link DRY_WARN_MS}) while requests waited. */
+  dry(ms: number): void
   /** The learned rate not yet told to the store, if any; the next lease carries it. */
   unpublished(): LearnedRate | undefined
   /** Requests accepted since the last lease (the count starts again): the next lease carries it. */
@@ -68,6 +77,9 @@ export class SharedTokens implements TokenSource {
   #retryAt = 0
   /** Set by drain(): tokens leased before it are not used. */
   #drainedAt = 0
+  /** Since when leases have granted nothing (ms since the epoch), or `undefined`; and whether that was reported. */
+  #dryFrom: number | undefined
+  #dryReported = false
 
   constructor(host: SharedHost) {
     this.#host = host
@@ -93,6 +105,20 @@ export class SharedTokens implements TokenSource {
   drain(now: number): void {
     this.#tokens = 0
     this.#drainedAt = now
+  }
+
+  /** Reports leases that have granted nothing for {@link DRY_WARN_MS}, once until one grants again. */
+  #watchDry(tokens: number, askedAt: number, at: number): void {
+    if (tokens > 0) {
+      this.#dryFrom = undefined
+      this.#dryReported = false
+      return
+    }
+    this.#dryFrom ??= askedAt
+    if (!this.#dryReported && at - this.#dryFrom >= DRY_WARN_MS) {
+      this.#dryReported = true
+      this.#host.dry(at - this.#dryFrom)
+    }
   }
 
   /** Asks the store for tokens for the requests waiting, and for the one of `priority` asking now (not queued yet). */
@@ -130,6 +156,7 @@ export class SharedTokens implements TokenSource {
         if (answer.tokens === 0 && !(lease.reserve > 0 && this.#host.waiting().interactive > 0)) {
           this.#retryAt = at + Math.max(MIN_RETRY_MS, 1000 / rate)
         }
+        this.#watchDry(answer.tokens, startedAt, at)
         this.#host.granted(answer)
       },
       (error: unknown) => {
