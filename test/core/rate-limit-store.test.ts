@@ -229,6 +229,18 @@ describe('a pause known only from the store', () => {
     expect(server.arrivals).toHaveLength(0)
   })
 
+  it('a store pause 100 s ahead, longer than any the SDK sets but within the clocks allowance: taken, and said once at warn', async () => {
+    const store = memoryStore('async', Date.now() + 100_000)
+    const logger = recordingLogger()
+    const client = makeClient({ rateLimitStore: store, logger, logLevel: 'warn' })
+    expect(await rejection(client.agents.list({}, { totalTimeout: 1_000 }))).toBeInstanceOf(APITimeoutError)
+    expect(await rejection(client.agents.list({}, { totalTimeout: 1_000 }))).toBeInstanceOf(APITimeoutError)
+    const warned = logger.messages('warn').filter((line) => line.includes('rateLimitStore.get() answered a pause'))
+    expect(warned).toHaveLength(1)
+    expect(warned[0]).toMatch(/answered a pause [\d,]+ ms ahead, longer than any Retry-After the SDK waits for \(60,000 ms\): taken/)
+    expect(server.arrivals).toHaveLength(0)
+  })
+
   it('a store that pushes the pause on after every wait cannot hold a call forever: past 60 s of pause per try, RateLimitError, nothing sent', async () => {
     // Without totalTimeout. Faked timers (as TESTING.md says) stand in for the 40 s waits.
     vi.useFakeTimers({ toNotFake: ['setImmediate', 'clearImmediate'] })

@@ -171,6 +171,17 @@ export class RateLimitPause {
       )
       return
     }
+    // Within the allowance for clocks that disagree, but longer than any pause an SDK sets from its
+    // own clock: taken (another process's clock may be that far ahead), and said, since every call
+    // of this process then waits it out (up to 60 s a try) with nothing else to show why.
+    const ahead = value - Date.now()
+    if (ahead > MAX_RETRY_AFTER_MS) {
+      this.warnOnce(
+        log,
+        'far',
+        `rateLimitStore.get() answered a pause ${Math.round(ahead).toLocaleString('en-US')} ms ahead, longer than any Retry-After the SDK waits for (${MAX_RETRY_AFTER_MS.toLocaleString('en-US')} ms): taken, as another process's clock may be ahead of this one's; if the processes' clocks agree, check the store`,
+      )
+    }
     this.#storeUntil = value
   }
 
