@@ -332,7 +332,10 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
           { cause: ending.error },
         )
       }
-      if (ending.kind === 'complete') {
+      // A new export that failed before its first message (a wrong key, a wrong URL) leaves no
+      // cursor file: one would tie the next run, its settings mended, to the settings it names.
+      const failedAtOnce = ending.kind === 'failed' && saved === undefined && all.progress.done === 0
+      if (ending.kind === 'complete' || failedAtOnce) {
         ending = await lastly(context, ending, async () => {
           await output.flush()
           await lock.check()
@@ -342,6 +345,15 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
         ending = await lastly(context, ending, save)
       }
       const { done, total } = all.progress
+      if (failedAtOnce) {
+        reportUnfinished(
+          context,
+          ending,
+          0,
+          `nothing was exported and ${cursorFile} is not written: mend what the error names, then run the command again`,
+        )
+        return
+      }
       if (ending.kind !== 'complete') {
         reportUnfinished(
           context,
@@ -467,6 +479,21 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
           const finished = state(null, { finishedAt: new Date().toISOString(), out, written: resumed + written, summary })
           await replaceFile(checkpointFile, `${JSON.stringify(finished)}\n`, role)
         })
+      } else if (ending.kind === 'failed' && saved === undefined && resumed + written === 0) {
+        // A first run that failed before its first message (a wrong key, a wrong URL) does not keep
+        // the checkpoint file it began: it would tie the next run, its settings mended, to these.
+        ending = await lastly(context, ending, async () => {
+          await output.flush()
+          await lock.check()
+          await onFile('remove', checkpointFile, role, () => rm(checkpointFile, { force: true }))
+        })
+        reportUnfinished(
+          context,
+          ending,
+          0,
+          `nothing was exported and ${checkpointFile} is not kept: mend what the error names, then run the command again`,
+        )
+        return
       } else {
         ending = await lastly(context, ending, resumable ? save : () => output.flush())
       }

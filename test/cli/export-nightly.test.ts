@@ -91,6 +91,28 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
   })
 })
 
+describe('export: a first run that fails before its first message', { timeout: 60_000 }, () => {
+  it.each([
+    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
+    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
+  ] as const)(
+    '%s with a mistyped key id: exit 1, no state file left, and the mended command then exports everything',
+    async (_kind, args, state) => {
+      const service = await serve()
+      const out = file('messages.jsonl')
+      const wrong = await kit.exportRun(service, args(out), { CHAT_SERVICE_KEY_ID: 'key_mistyped' })
+      expect(wrong.code, wrong.stderr).toBe(1)
+      expect(wrong.stderr).toContain(`nothing was exported and ${state(out)} is not`)
+      expect(wrong.stderr).toContain('mend what the error names, then run the command again')
+      expect(await exists(state(out))).toBe(false)
+      // It used to keep the state file, naming the wrong key, and the mended command was refused.
+      const mended = await kit.exportRun(service, args(out))
+      expect(mended.code, mended.stderr).toBe(0)
+      await expectContent(out, lines(service))
+    },
+  )
+})
+
 describe('export: state files of another service or company', { timeout: 60_000 }, () => {
   it('an unfinished export of another service: exit 1 saying so (both services, where the settings came from), its files untouched', async () => {
     const first = await serve()
