@@ -76,6 +76,8 @@ export interface Output {
   readonly name: string
   /** Bytes of the output: what it held when opened, plus every line given since (written or not yet). */
   readonly bytes: number
+  /** The last line given (with its newline), `''` before any: what `bytes` ends with. */
+  readonly last: string
   /** Adds one line; writes a batch when enough are gathered. @throws FileError, ReaderGone, and what `fence` throws */
   line(text: string): Promise<void>
   /** Writes every line given so far, and (a file) makes it durable. @throws as line() */
@@ -92,6 +94,7 @@ export interface Output {
 abstract class Batches implements Output {
   abstract readonly name: string
   bytes: number
+  last = ''
   readonly #fence: () => Promise<void>
   #pending: string[] = []
   #pendingBytes = 0
@@ -119,6 +122,7 @@ abstract class Batches implements Output {
     this.#pending.push(text)
     this.#pendingBytes += size
     this.bytes += size
+    this.last = text
     if (this.#pendingBytes >= BATCH_BYTES) {
       await this.#writePending()
     } else if (this.#timer === undefined) {

@@ -25,6 +25,8 @@ export interface CursorState {
   readonly cursor: string
   /** Bytes of OUT written before `cursor` (every line up to the last message written). */
   readonly bytes: number
+  /** The fingerprint of the line that ends at `bytes` (tail.ts); absent in states written before 0.4 and before a run's first line. */
+  readonly tail?: string | undefined
   /** Messages written before `cursor`, across resumes. */
   readonly done: number
   readonly shard: ShardText
@@ -37,6 +39,8 @@ export interface RunState {
   readonly out: string
   /** Bytes of `out` up to the last line the checkpoint counts. */
   readonly bytes: number
+  /** The fingerprint of the line that ends at `bytes` (tail.ts); absent before the run's first line, and in states written before 0.4. */
+  readonly tail?: string | undefined
   /** Messages it has written. */
   readonly written: number
 }
@@ -130,6 +134,7 @@ export async function readCursorState(path: string, shard: ShardText, check: Sta
     typeof state['cursor'] !== 'string' ||
     !isCount(state['bytes']) ||
     !isCount(state['done']) ||
+    (state['tail'] !== undefined && typeof state['tail'] !== 'string') ||
     service === false
   ) {
     throw new StateError(`${path} is not ${what}`)
@@ -147,7 +152,8 @@ export async function readCursorState(path: string, shard: ShardText, check: Sta
         `finish it with ${saved === null ? 'no --shard' : `--shard ${saved}`}, or delete ${path} to start a new export`,
     )
   }
-  return { version: 1, cursor: state['cursor'], bytes: state['bytes'], done: state['done'], shard: saved, service: checked }
+  const tail = typeof state['tail'] === 'string' ? { tail: state['tail'] } : {}
+  return { version: 1, cursor: state['cursor'], bytes: state['bytes'], ...tail, done: state['done'], shard: saved, service: checked }
 }
 
 /** Reads a checkpoint file without judging its shard: `undefined` when there is none. @throws StateError */
@@ -163,7 +169,11 @@ async function readCheckpointFile(path: string, role: string, check: StateCheck,
     checkpoint === null ||
     typeof checkpoint !== 'object' ||
     service === false ||
-    (run != null && (typeof run.out !== 'string' || !isCount(run.bytes) || !isCount(run.written)))
+    (run != null &&
+      (typeof run.out !== 'string' ||
+        !isCount(run.bytes) ||
+        !isCount(run.written) ||
+        (run.tail !== undefined && typeof run.tail !== 'string')))
   ) {
     throw new StateError(`${path} is not ${what}`)
   }

@@ -54,6 +54,7 @@ import {
 } from './export-output.ts'
 import { stopPoint } from './debug.ts'
 import { FileError, onFile, replaceFile, sizeOf } from './files.ts'
+import { tailAt, tailOf } from './tail.ts'
 import { LockLostError, takeLock, type HeldLock } from './lock.ts'
 import { pacedText, progressView, type ProgressStream, type ProgressView } from './progress.ts'
 import type { CommandContext } from './resources.ts'
@@ -153,7 +154,7 @@ function refusedState(run: Run, error: unknown, path: string, what: string): unk
  * Cuts `path` back to `bytes`: the lines a crash left past the saved point. Throws when it is
  * shorter than that (lines the state counts as written are gone).
  */
-async function cutBack(run: Run, lock: HeldLock, path: string, bytes: number, stateFile: string): Promise<void> {
+async function cutBack(run: Run, lock: HeldLock, path: string, bytes: number, tail: string | undefined, stateFile: string): Promise<void> {
   const size = await onFile('read', path, 'the output of the unfinished run', () => sizeOf(path))
   if (size === undefined || size < bytes) {
     throw new StateError(
@@ -161,11 +162,23 @@ async function cutBack(run: Run, lock: HeldLock, path: string, bytes: number, st
         `restore ${path}, or delete ${stateFile} to export everything again`,
     )
   }
+  // Another file put in its place would be cut back and appended to: its line there must be the one saved.
+  if (tail !== undefined && (await onFile('read', path, 'the output of the unfinished run', () => tailAt(path, bytes))) !== tail) {
+    throw new StateError(
+      `${path} is not the file the unfinished export in ${stateFile} wrote: its line before byte ${bytes} is not the last one that export saved ` +
+        `(was the file moved or replaced?): restore the file it wrote, or delete ${stateFile} to export everything again`,
+    )
+  }
   if (size > bytes) {
     await lock.check()
     run.context.note(`cutting ${path} back from ${size} to ${bytes} bytes: the lines past the saved point are written again`)
     await onFile('cut back', path, 'the output', () => truncate(path, bytes))
   }
+}
+
+/** `{ tail }` of the output's last line given in this run, for the state; `{}` before its first. */
+function tailOfOutput(output: Output): { readonly tail?: string } {
+  return output.last === '' ? {} : { tail: tailOf(output.last) }
 }
 
 /** How a loop over messages ended. `local`: a file or the lock failed, so nothing more may be written or saved. */
@@ -296,7 +309,7 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
       throw refusedState(run, error, cursorFile, 'a cursor')
     }
     // Nothing has changed up to here: every refusal is above.
-    if (saved !== undefined) await cutBack(run, lock, out, saved.bytes, cursorFile)
+    if (saved !== undefined) await cutBack(run, lock, out, saved.bytes, saved.tail, cursorFile)
     await lock.check()
     const output = await openFileOutput(target, saved === undefined ? 'w' : 'a', () => lock.check())
     stopPoint('export:ready')
@@ -313,6 +326,7 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
           version: 1,
           cursor: all.cursor(),
           bytes: output.bytes,
+          ...tailOfOutput(output),
           done: all.progress.done,
           shard,
           service: check.service,
@@ -426,7 +440,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
     // Nothing has changed up to here: every refusal is above.
     const unfinished = saved?.run ?? null
     if (unfinished !== null) {
-      await cutBack(run, lock, unfinished.out, unfinished.bytes, checkpointFile)
+      await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
       if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
     }
     const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
@@ -443,7 +457,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
     stopPoint('export:ready')
     try {
       const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
-      const running = (): RunState => ({ out, bytes: output.bytes, written: resumed + changes.progress.done })
+      const running = (): RunState => ({ out, bytes: output.bytes, ...tailOfOutput(output), written: resumed + changes.progress.done })
       let savedWritten = resumed
       const save = async (): Promise<void> => {
         const at = state(running(), saved?.last ?? null)

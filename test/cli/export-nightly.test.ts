@@ -62,8 +62,14 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
     first.child.kill('SIGINT')
     const stopped = await first.exit
     expect(stopped, stopped.stderr).toMatchObject({ code: 130, stdout: '' })
-    const state = (await readJson(checkpoint)) as { run: { out: string; bytes: number; written: number } }
-    expect(state.run).toEqual({ out: night2, bytes: await sizeOf(night2), written: expect.any(Number) as number })
+    const state = (await readJson(checkpoint)) as { run: { out: string; bytes: number; tail: string; written: number } }
+    // `tail`: the fingerprint of the last line saved, which the resume checks before it cuts the file back.
+    expect(state.run).toEqual({
+      out: night2,
+      bytes: await sizeOf(night2),
+      tail: expect.stringMatching(/^[0-9a-f]{16}$/) as string,
+      written: expect.any(Number) as number,
+    })
     expect(state.run.written).toBeGreaterThan(0)
     expect(state.run.written).toBeLessThan(added.length)
 
@@ -111,6 +117,33 @@ describe('export: a first run that fails before its first message', { timeout: 6
       await expectContent(out, lines(service))
     },
   )
+})
+
+describe('export: the output replaced between an unfinished run and its resume', { timeout: 60_000 }, () => {
+  it.each([
+    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
+    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
+  ] as const)('%s: another, longer file in its place is refused, not cut back and appended to', async (_kind, args, state) => {
+    const service = await serve()
+    const out = file('messages.jsonl')
+    await exportToEnd(service, [...args(out), '--max-items', '100'])
+    const saved = await readFile(out, 'utf8')
+    // The operator moves the output away and puts another, longer file of lines in its place.
+    const other = `${Array.from({ length: 400 }, (_, i) => JSON.stringify({ id: `OTHER_${i}`, note: 'not an export, a file the operator put here' })).join('\n')}\n`
+    expect(other.length).toBeGreaterThan(saved.length)
+    await writeFile(out, other)
+    const stateBefore = await readFile(state(out), 'utf8')
+    const ran = await kit.exportRun(service, args(out))
+    expect(ran.code, ran.stderr).toBe(1)
+    expect(ran.stderr).toContain(`${out} is not the file the unfinished export in ${state(out)} wrote`)
+    expect(ran.stderr).toContain(`restore the file it wrote, or delete ${state(out)} to export everything again`)
+    expect(await readFile(out, 'utf8')).toBe(other)
+    expect(await readFile(state(out), 'utf8')).toBe(stateBefore)
+    // The file it wrote, put back: the same command goes on and ends with one full export.
+    await writeFile(out, saved)
+    expect((await kit.exportRun(service, args(out))).code).toBe(0)
+    await expectContent(out, lines(service))
+  })
 })
 
 describe('export: state files of another service or company', { timeout: 60_000 }, () => {
