@@ -22,7 +22,9 @@
  * - Everything that can refuse (options, state files, the SDK's checks of a cursor or checkpoint)
  *   is checked before any file is changed.
  * - A lock (`OUT.cursor.lock`, `CFILE.lock`; lock.ts) keeps every other export off the same files,
- *   checked again before each batch of lines and each save.
+ *   checked again before each batch of lines and each save. A `--checkpoint` run into a regular file
+ *   takes its output's lock (`OUT.cursor.lock`) too: two runs with other checkpoint files, or a full
+ *   export, would otherwise append to one output at once.
  *
  * @module
  */
@@ -418,122 +420,150 @@ async function fullExportToStream(run: Run): Promise<void> {
 
 /** With --checkpoint: only what is new since CFILE (or the previous checkpoints), appended to OUT; CFILE updated. */
 async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: readonly string[]): Promise<void> {
+  const { context, target } = run
+  await withLock(run, `${checkpointFile}.lock`, `${checkpointFile} and its output`, async (checkpointLock) => {
+    // The output's own lock too, that of a full export into it: two runs with other checkpoint
+    // files, or a full export, would otherwise append to one file at once.
+    const outLock =
+      target.kind === 'file' && target.resumable ? await takeLock(`${target.path}.cursor.lock`, target.path, context.note) : undefined
+    try {
+      await fromCheckpoint(run, checkpointFile, previous, outLock === undefined ? checkpointLock : bothLocks(checkpointLock, outLock))
+    } finally {
+      await outLock?.release()
+    }
+  })
+}
+
+/** Both locks as one: each must still be held. */
+function bothLocks(first: HeldLock, second: HeldLock): HeldLock {
+  return {
+    check: async () => {
+      await first.check()
+      await second.check()
+    },
+    release: async () => {
+      await second.release()
+      await first.release()
+    },
+  }
+}
+
+/** The `--checkpoint` run, holding the lock of CFILE and (a regular file) of its output. */
+async function fromCheckpoint(run: Run, checkpointFile: string, previous: readonly string[], lock: HeldLock): Promise<void> {
   const { context, params, shard, check, target } = run
   const role = 'the checkpoint file'
   const out = targetName(target)
-  await withLock(run, `${checkpointFile}.lock`, `${checkpointFile} and its output`, async (lock) => {
-    const saved = await readCheckpointState(checkpointFile, shard, check)
-    let start: MessagesCheckpoint | MessagesCheckpoint[] | undefined = saved?.checkpoint
-    if (saved === undefined && previous.length > 0) {
-      start = await readPreviousCheckpoints(previous, check)
-    } else if (previous.length > 0) {
-      context.note(`${checkpointFile} exists: this run goes on from it, and the --previous-checkpoint files are not read`)
-    }
-    let changes
-    try {
-      changes = context.client.conversations.messages.listNew(start === undefined ? params : { ...params, checkpoint: start }, {
-        signal: context.signal,
-      })
-    } catch (error) {
-      throw refusedState(run, error, saved === undefined ? `--previous-checkpoint ${previous.join(' ')}` : checkpointFile, 'a checkpoint')
-    }
-    // Nothing has changed up to here: every refusal is above.
-    const unfinished = saved?.run ?? null
-    if (unfinished !== null) {
-      await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
-      if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
-    }
-    const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
-      version: 1,
-      shard,
-      service: check.service,
-      checkpoint: changes.checkpoint(),
-      run: runState,
-      last,
+  const saved = await readCheckpointState(checkpointFile, shard, check)
+  let start: MessagesCheckpoint | MessagesCheckpoint[] | undefined = saved?.checkpoint
+  if (saved === undefined && previous.length > 0) {
+    start = await readPreviousCheckpoints(previous, check)
+  } else if (previous.length > 0) {
+    context.note(`${checkpointFile} exists: this run goes on from it, and the --previous-checkpoint files are not read`)
+  }
+  let changes
+  try {
+    changes = context.client.conversations.messages.listNew(start === undefined ? params : { ...params, checkpoint: start }, {
+      signal: context.signal,
     })
-    const resumable = target.kind === 'file' && target.resumable
-    await lock.check()
-    const output = resumable ? await openFileOutput(target, 'a', () => lock.check()) : await openStream(run)
-    stopPoint('export:ready')
-    try {
-      const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
-      const running = (): RunState => ({ out, bytes: output.bytes, ...tailOfOutput(output), written: resumed + changes.progress.done })
-      let savedWritten = resumed
-      const save = async (): Promise<void> => {
-        const at = state(running(), saved?.last ?? null)
+  } catch (error) {
+    throw refusedState(run, error, saved === undefined ? `--previous-checkpoint ${previous.join(' ')}` : checkpointFile, 'a checkpoint')
+  }
+  // Nothing has changed up to here: every refusal is above.
+  const unfinished = saved?.run ?? null
+  if (unfinished !== null) {
+    await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
+    if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
+  }
+  const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
+    version: 1,
+    shard,
+    service: check.service,
+    checkpoint: changes.checkpoint(),
+    run: runState,
+    last,
+  })
+  const resumable = target.kind === 'file' && target.resumable
+  await lock.check()
+  const output = resumable ? await openFileOutput(target, 'a', () => lock.check()) : await openStream(run)
+  stopPoint('export:ready')
+  try {
+    const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
+    const running = (): RunState => ({ out, bytes: output.bytes, ...tailOfOutput(output), written: resumed + changes.progress.done })
+    let savedWritten = resumed
+    const save = async (): Promise<void> => {
+      const at = state(running(), saved?.last ?? null)
+      await output.flush()
+      await lock.check()
+      await replaceFile(checkpointFile, `${JSON.stringify(at)}\n`, role)
+      savedWritten = at.run?.written ?? savedWritten
+    }
+    // Before the first line: a crash from here on is cut back to this length.
+    if (resumable) await save()
+    context.note(
+      saved !== undefined
+        ? `exporting the messages added since ${checkpointFile} from ${run.where}`
+        : start !== undefined
+          ? `exporting the messages added since the previous checkpoints (${previous.join(', ')}) from ${run.where}; ${checkpointFile} is new`
+          : `exporting every message from ${run.where} (no ${checkpointFile} yet: this first run writes it)`,
+    )
+    context.note(
+      !resumable
+        ? `to ${out}, which is not resumable: ${checkpointFile} is updated only when this run finishes, so an interrupted run's messages are sent again by the next`
+        : unfinished === null
+          ? `appending to ${out}`
+          : `appending to ${out}, resuming an unfinished run${resumed > 0 ? ` after its ${resumed} messages` : ''}`,
+    )
+    const view = progressView(context.progress, 0)
+    let ending = await pump(run, changes, output, view, () => changes.progress, resumable ? save : undefined)
+    const written = changes.progress.done
+    const summary = changes.summary ?? null
+    if (ending.kind === 'complete') {
+      ending = await lastly(context, ending, async () => {
         await output.flush()
         await lock.check()
-        await replaceFile(checkpointFile, `${JSON.stringify(at)}\n`, role)
-        savedWritten = at.run?.written ?? savedWritten
-      }
-      // Before the first line: a crash from here on is cut back to this length.
-      if (resumable) await save()
-      context.note(
-        saved !== undefined
-          ? `exporting the messages added since ${checkpointFile} from ${run.where}`
-          : start !== undefined
-            ? `exporting the messages added since the previous checkpoints (${previous.join(', ')}) from ${run.where}; ${checkpointFile} is new`
-            : `exporting every message from ${run.where} (no ${checkpointFile} yet: this first run writes it)`,
+        const finished = state(null, { finishedAt: new Date().toISOString(), out, written: resumed + written, summary })
+        await replaceFile(checkpointFile, `${JSON.stringify(finished)}\n`, role)
+      })
+    } else if (ending.kind === 'failed' && saved === undefined && resumed + written === 0) {
+      // A first run that failed before its first message (a wrong key, a wrong URL) does not keep
+      // the checkpoint file it began: it would tie the next run, its settings mended, to these.
+      ending = await lastly(context, ending, async () => {
+        await output.flush()
+        await lock.check()
+        await onFile('remove', checkpointFile, role, () => rm(checkpointFile, { force: true }))
+      })
+      reportUnfinished(
+        context,
+        ending,
+        0,
+        `nothing was exported and ${checkpointFile} is not kept: mend what the error names, then run the command again`,
       )
-      context.note(
-        !resumable
-          ? `to ${out}, which is not resumable: ${checkpointFile} is updated only when this run finishes, so an interrupted run's messages are sent again by the next`
-          : unfinished === null
-            ? `appending to ${out}`
-            : `appending to ${out}, resuming an unfinished run${resumed > 0 ? ` after its ${resumed} messages` : ''}`,
-      )
-      const view = progressView(context.progress, 0)
-      let ending = await pump(run, changes, output, view, () => changes.progress, resumable ? save : undefined)
-      const written = changes.progress.done
-      const summary = changes.summary ?? null
-      if (ending.kind === 'complete') {
-        ending = await lastly(context, ending, async () => {
-          await output.flush()
-          await lock.check()
-          const finished = state(null, { finishedAt: new Date().toISOString(), out, written: resumed + written, summary })
-          await replaceFile(checkpointFile, `${JSON.stringify(finished)}\n`, role)
-        })
-      } else if (ending.kind === 'failed' && saved === undefined && resumed + written === 0) {
-        // A first run that failed before its first message (a wrong key, a wrong URL) does not keep
-        // the checkpoint file it began: it would tie the next run, its settings mended, to these.
-        ending = await lastly(context, ending, async () => {
-          await output.flush()
-          await lock.check()
-          await onFile('remove', checkpointFile, role, () => rm(checkpointFile, { force: true }))
-        })
-        reportUnfinished(
-          context,
-          ending,
-          0,
-          `nothing was exported and ${checkpointFile} is not kept: mend what the error names, then run the command again`,
-        )
-        return
-      } else {
-        ending = await lastly(context, ending, resumable ? save : () => output.flush())
-      }
-      if (ending.kind !== 'complete') {
-        if (!resumable) {
-          if (ending.kind === 'gone')
-            context.note(
-              `the reader of ${out} went away after ${written} messages; ${checkpointFile} is not updated (the next run sends them again)`,
-            )
-          reportUnfinished(context, ending, written, `${checkpointFile} is not updated: the next run sends this run's messages again`)
-          return
-        }
-        reportUnfinished(
-          context,
-          ending,
-          ending.kind === 'failed' ? savedWritten : resumed + written,
-          `run the same command again to go on (after message ${savedWritten}, from ${checkpointFile})`,
-        )
-        return
-      }
-      context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}${pacedNote(context)}`)
-      if (summary !== null) reportSummary(context, summary)
-    } finally {
-      await output.close()
+      return
+    } else {
+      ending = await lastly(context, ending, resumable ? save : () => output.flush())
     }
-  })
+    if (ending.kind !== 'complete') {
+      if (!resumable) {
+        if (ending.kind === 'gone')
+          context.note(
+            `the reader of ${out} went away after ${written} messages; ${checkpointFile} is not updated (the next run sends them again)`,
+          )
+        reportUnfinished(context, ending, written, `${checkpointFile} is not updated: the next run sends this run's messages again`)
+        return
+      }
+      reportUnfinished(
+        context,
+        ending,
+        ending.kind === 'failed' ? savedWritten : resumed + written,
+        `run the same command again to go on (after message ${savedWritten}, from ${checkpointFile})`,
+      )
+      return
+    }
+    context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}${pacedNote(context)}`)
+    if (summary !== null) reportSummary(context, summary)
+  } finally {
+    await output.close()
+  }
 }
 
 /** What the scan found, for the log of a nightly job. */

@@ -134,8 +134,9 @@ describe('export on a full disk', { timeout: 60_000 }, () => {
     await exportToEnd(service, ['--out', join(dir, 'night-1.jsonl'), '--checkpoint', checkpoint])
     const before = await readFile(checkpoint, 'utf8')
     const added = aDayPasses(service, 2)
-    // The root, night 1, the checkpoint, its lock and night 2: no inode for the checkpoint's replacement.
-    remount(dir, 'nr_inodes=5')
+    // The root, night 1, the checkpoint, its lock, night 2's lock (a --checkpoint run takes its
+    // output's too) and night 2: no inode for the checkpoint's replacement.
+    remount(dir, 'nr_inodes=6')
     const night2 = join(dir, 'night-2.jsonl')
     const ran = await exportRun(service, ['--out', night2, '--checkpoint', checkpoint])
     expect(ran.code, ran.stderr).toBe(1)

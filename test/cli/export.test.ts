@@ -118,6 +118,22 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
     expect((await first.exit).code).toBe(130)
   })
 
+  it.each([
+    ['another --checkpoint run with its own checkpoint file', (out: string) => ['--out', out, '--checkpoint', `${out}.b.json`]],
+    ['a full export', (out: string) => ['--out', out]],
+  ] as const)('while a --checkpoint run writes to a file, %s into it: exit 1, naming the one that runs', async (_other, args) => {
+    const service = await serve()
+    const out = file('messages.jsonl')
+    const held = hold(service, 10)
+    const first = start(service, ['--out', out, '--checkpoint', `${out}.a.json`])
+    await poll(() => service.fake.requests.some((request) => request.path === held))
+    const second = await runCli(kit.installed(), ['export', ...args(out)], { env: service.env })
+    expect(second).toMatchObject({ code: 1, stdout: '' })
+    expect(second.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${first.child.pid} on `))
+    first.child.kill('SIGINT')
+    expect((await first.exit).code).toBe(130)
+  })
+
   it("under the service's rate limit: every message once, and the bar and the last line say the pace the 429s set", async () => {
     const service = await serve({ rateLimit: { requestsPerSecond: 30, burst: 5, retryAfter: 'none' } })
     const out = file('messages.jsonl')
