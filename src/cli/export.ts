@@ -156,7 +156,14 @@ function refusedState(run: Run, error: unknown, path: string, what: string): unk
  * Cuts `path` back to `bytes`: the lines a crash left past the saved point. Throws when it is
  * shorter than that (lines the state counts as written are gone).
  */
-async function cutBack(run: Run, lock: HeldLock, path: string, bytes: number, tail: string | undefined, stateFile: string): Promise<void> {
+async function cutBack(
+  run: Run,
+  lock: Pick<HeldLock, 'check'>,
+  path: string,
+  bytes: number,
+  tail: string | undefined,
+  stateFile: string,
+): Promise<void> {
   const size = await onFile('read', path, 'the output of the unfinished run', () => sizeOf(path))
   if (size === undefined || size < bytes) {
     throw new StateError(
@@ -434,22 +441,18 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
   })
 }
 
-/** Both locks as one: each must still be held. */
-function bothLocks(first: HeldLock, second: HeldLock): HeldLock {
+/** The check of both locks as one: each must still be held (newSinceCheckpoint releases them). */
+function bothLocks(first: HeldLock, second: HeldLock): Pick<HeldLock, 'check'> {
   return {
     check: async () => {
       await first.check()
       await second.check()
     },
-    release: async () => {
-      await second.release()
-      await first.release()
-    },
   }
 }
 
 /** The `--checkpoint` run, holding the lock of CFILE and (a regular file) of its output. */
-async function fromCheckpoint(run: Run, checkpointFile: string, previous: readonly string[], lock: HeldLock): Promise<void> {
+async function fromCheckpoint(run: Run, checkpointFile: string, previous: readonly string[], lock: Pick<HeldLock, 'check'>): Promise<void> {
   const { context, params, shard, check, target } = run
   const role = 'the checkpoint file'
   const out = targetName(target)
