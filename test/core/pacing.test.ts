@@ -514,3 +514,43 @@ describe('a run of 429s (fake clock)', () => {
     }
   })
 })
+
+describe('a long fixed window (fake clock)', () => {
+  it("a login call waits out the window's rest at the first two touches only, not once in every window, and the export still spends most of the limit", async () => {
+    // 200 requests per 10 s window, each 429's Retry-After the window's rest: 16 batch calls at a
+    // time and a login call every 200 ms, for 60 s. Learned from the second before each 429 (the
+    // quota spent in the window's first second), the rate was ten times the window's average and
+    // spent every window's quota early again: a login held some 9 s in each window. Learned over
+    // the run and the wait together, it is the window's average.
+    const { server } = await limitedFake({ algorithm: 'fixed-window', requestsPerSecond: 20, windowMs: 10_000 })
+    const client = clientOf(server)
+    const batch = client.withOptions({ priority: 'batch' })
+    const held: number[] = []
+    let lists = 0
+    await onFakeClock(async () => {
+      const end = Date.now() + 60_000
+      const workers = Array.from({ length: 16 }, async () => {
+        while (Date.now() < end) {
+          await batch.agents.list()
+          lists++
+        }
+      })
+      const logins = (async () => {
+        while (Date.now() < end) {
+          const started = Date.now()
+          await client.auth.issueToken({ userId: 'u-1' })
+          if (Date.now() - started > 3_000) held.push(Date.now() - started)
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      })()
+      await Promise.all([...workers, logins])
+    })
+    // The first burst (nothing is paced before a 429) and the probe up from it at the next window's
+    // start each spend a quota early; after them the rate keeps under the window's average.
+    expect(held.length).toBeGreaterThan(0)
+    expect(held.length).toBeLessThanOrEqual(2)
+    // 60 s at 20 a second allow 1,200 requests, some 300 of them the logins': at the window's
+    // average, the lists get 900 (1,005-1,111 in three runs); a rate cut to a quarter, under 300.
+    expect(lists).toBeGreaterThan(600)
+  })
+})
