@@ -55,7 +55,7 @@ import {
   type Target,
 } from './export-output.ts'
 import { stopPoint } from './debug.ts'
-import { FileError, onFile, replaceFile, sizeOf } from './files.ts'
+import { FileError, onFile, removeLeftovers, replaceFile, sizeOf } from './files.ts'
 import { tailAt, tailOf } from './tail.ts'
 import { LockLostError, takeLock, type HeldLock } from './lock.ts'
 import { pacedText, progressView, type ProgressStream, type ProgressView } from './progress.ts'
@@ -130,10 +130,16 @@ export async function exportMessages(context: ExportContext): Promise<void> {
   else await fullExportToStream(run)
 }
 
-/** Runs `body` holding the lock `path` of `files`; releases it after. */
+/**
+ * Runs `body` holding the lock `path` of `files`; releases it after. The holder is the one writer
+ * of the state file that the lock guards (`path` without `.lock`): it first removes what a killed
+ * run left of that file's temporary copies.
+ */
 async function withLock(run: Run, path: string, files: string, body: (lock: HeldLock) => Promise<void>): Promise<void> {
   const lock = await takeLock(path, files, run.context.note)
   try {
+    const removed = await removeLeftovers(path.replace(/\.lock$/, ''))
+    if (removed.length > 0) run.context.note(`removed ${removed.length} temporary file(s) that a killed run left: ${removed.join(', ')}`)
     await body(lock)
   } finally {
     await lock.release()

@@ -8,8 +8,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { link, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { link, lstat, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 
 /** The error code of a failed file operation (`ENOENT`), if it has one. */
 export function codeOf(error: unknown): string | undefined {
@@ -100,6 +100,41 @@ async function syncDirectory(path: string): Promise<void> {
 /** A name beside `path` that no other process uses: `path.<random>.<suffix>`. */
 export function uniqueSibling(path: string, suffix: string): string {
   return `${path}.${randomBytes(6).toString('hex')}.${suffix}`
+}
+
+/**
+ * How old a temporary file of {@link replaceFile} must be before {@link removeLeftovers} takes it
+ * for one whose process died, ms. A live writer renames its file within the same turn of work that
+ * wrote it; a process stopped longer than this between the two lost its lock long ago (lock.ts).
+ */
+export const LEFTOVER_AGE_MS = 10 * 60_000
+
+/**
+ * Removes the temporary files that {@link replaceFile} left beside `path` when its process was
+ * killed between writing one and renaming it (`path.<12 hex digits>.tmp`, a regular file last
+ * written over {@link LEFTOVER_AGE_MS} ago): a nightly job killed now and then (an OOM kill, a
+ * deploy) would otherwise leave one more copy of its state file each time, until the disk is full.
+ * Only for the holder of the lock that guards `path`, the one writer of those names. Best effort:
+ * a name it cannot read or remove stays. Returns the names removed.
+ */
+export async function removeLeftovers(path: string, now = Date.now()): Promise<string[]> {
+  const prefix = `${basename(path)}.`
+  const names = await readdir(dirname(path)).catch(() => [] as string[])
+  const removed: string[] = []
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length))) continue
+    const leftover = join(dirname(path), name)
+    const info = await lstat(leftover).catch(() => undefined)
+    if (info === undefined || !info.isFile() || now - info.mtimeMs < LEFTOVER_AGE_MS) continue
+    if (
+      await rm(leftover).then(
+        () => true,
+        () => false,
+      )
+    )
+      removed.push(leftover)
+  }
+  return removed
 }
 
 /** Writes `text` to a new file at `path` (which must not exist) and fsyncs it; removes it when that fails. Returns it open. */

@@ -3,7 +3,7 @@
 // `main`, the entry the bin uses, in this process: export-kit.ts): nights with data appended between them, stops
 // (SIGINT, SIGKILL) followed by the same command, and state files of another service or company:
 // the files must hold exactly the lines of an export made in one go, none twice, none missing.
-import { appendFile, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, utimes, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { poll } from './helpers.ts'
 import { aDayPasses, DATASET, exists, expectContent, hold, lines, linesOf, readJson, sizeOf, useExportKit } from './export-kit.ts'
@@ -115,6 +115,34 @@ describe('export: a first run that fails before its first message', { timeout: 6
       const mended = await kit.exportRun(service, args(out))
       expect(mended.code, mended.stderr).toBe(0)
       await expectContent(out, lines(service))
+    },
+  )
+})
+
+describe('export: temporary files a killed run left', { timeout: 60_000 }, () => {
+  it.each([
+    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
+    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
+  ] as const)(
+    "%s: the state file's copies older than 10 minutes are removed, and said; a fresh one and names it did not make stay",
+    async (_kind, args, state) => {
+      const service = await serve()
+      const out = file('messages.jsonl')
+      // A kill -9 between writing the state's new copy and renaming it leaves `STATE.<12 hex>.tmp`.
+      const old = [`${state(out)}.0123456789ab.tmp`, `${state(out)}.ba9876543210.tmp`]
+      const fresh = `${state(out)}.abcdefabcdef.tmp` // another run may be writing it now
+      const notOurs = [`${state(out)}.backup.tmp`, `${state(out)}.0123456789ab.tmp.keep`, `${out}.0123456789ab.tmp`]
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      for (const path of [...old, fresh, ...notOurs]) {
+        await writeFile(path, '{"a state":"copy"}\n')
+        if (path !== fresh) await utimes(path, hourAgo, hourAgo)
+      }
+      const ran = await exportToEnd(service, args(out))
+      await expectContent(out, lines(service))
+      for (const path of old) expect(await exists(path), path).toBe(false)
+      for (const path of [fresh, ...notOurs]) expect(await exists(path), path).toBe(true)
+      expect(ran.stderr).toContain(`removed 2 temporary file(s) that a killed run left: `)
+      for (const path of old) expect(ran.stderr).toContain(path)
     },
   )
 })
