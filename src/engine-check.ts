@@ -14,9 +14,9 @@
 // declaration files, where it drags the entry's `@packageDocumentation` comment below the other
 // imports and api-extractor fails (ae-misplaced-package-tag).
 //
-// The check throws (it does not exit the process): an uncaught throw still ends the process with
-// the message as the error's only line of text, and an app that loads the SDK with a dynamic
-// `import()` can catch it.
+// The check throws (it does not exit the process), so that an app that loads the SDK with a
+// dynamic `import()` can catch it; uncaught, Node.js prints the message within the throwing line
+// and a stack trace. The package's own commands instead print the one line and exit with 1.
 //
 // @packageDocumentation
 
@@ -51,8 +51,45 @@ export function unsupportedNodeMessage(version: string): string | undefined {
   )
 }
 
+/**
+ * The package's command this process runs (`chat-service`, `chat-service-fake`), or `undefined`
+ * when it runs something else (an app that loads the SDK). Read from the script Node.js was started
+ * with, its links resolved (npm's `.bin` entries are links), against this file's own place in
+ * dist/. Node.js 20.16 and later only (`process.getBuiltinModule`, so that this file imports
+ * nothing a browser bundle would trip on); on older ones, `undefined`.
+ */
+function commandRunning(): string | undefined {
+  // Absent before Node.js 20.16 (its types say it is always there).
+  const builtin = (process as { getBuiltinModule?: NodeJS.Process['getBuiltinModule'] }).getBuiltinModule
+  const script = process.argv[1]
+  if (builtin === undefined || script === undefined) return undefined
+  const fs = builtin('node:fs')
+  const path = builtin('node:path')
+  const url = builtin('node:url')
+  try {
+    const started = fs.realpathSync(script)
+    // Bundled into an app (esbuild's CommonJS output leaves `import.meta` empty), this file is no
+    // longer in dist/: fileURLToPath throws, and an app is not the command.
+    const dist = path.dirname(url.fileURLToPath(import.meta.url))
+    if (started === path.join(dist, 'cli', 'index.cjs')) return 'chat-service'
+    if (started === path.join(dist, 'testing', 'cli.js')) return 'chat-service-fake'
+  } catch {
+    // A script that cannot be resolved, or no place of this file: not the command.
+  }
+  return undefined
+}
+
 // Outside Node (no `process.versions.node`: a browser bundle, where the client refuses to start
 // anyway) there is nothing to check.
 const running = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node
 const message = running === undefined ? undefined : unsupportedNodeMessage(running)
-if (message !== undefined) throw new Error(message)
+if (message !== undefined) {
+  // A command says it the way it says every error, one line and exit status 1: thrown, Node.js
+  // would print the throwing line of this file, a caret and a stack trace around it.
+  const command = commandRunning()
+  if (command !== undefined) {
+    process.stderr.write(`${command}: ${message}\n`)
+    process.exit(1)
+  }
+  throw new Error(message)
+}

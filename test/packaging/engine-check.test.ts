@@ -2,8 +2,8 @@
 // version found and the version needed) instead of undici's `TypeError: Cannot read properties of
 // undefined (reading 'bind')` (issue 11). The build is run now and loaded by this machine's own
 // Node 20, by `import` and by `require`, through every entry point, as an installed package.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
 import { build as esbuild } from 'esbuild'
 import { describe, expect, it } from 'vitest'
 import { MIN_NODE_VERSION, unsupportedNodeMessage } from '../../src/engine-check.ts'
@@ -48,6 +48,20 @@ describe(`on ${oldNode.version} (${oldNode.path}), older than the floor`, () => 
     expectRefused(await run(oldNode.path, [outfile], consumer.dir))
     const supported = await run(process.execPath, [outfile], consumer.dir)
     expect(supported.stdout, supported.stderr).toMatch(/^loaded \d+\.\d+\.\d+/)
+  })
+})
+
+describe(`the package's commands on ${oldNode.version}`, () => {
+  it.each([
+    ['chat-service', 'dist/cli/index.cjs'],
+    ['chat-service-fake', 'dist/testing/cli.js'],
+  ])('%s, started through a link as npm installs it: that one line, prefixed with its name, exit 1, no stack trace', async (bin, file) => {
+    const link = join(consumer.dir, 'node_modules', '.bin', bin)
+    mkdirSync(dirname(link), { recursive: true })
+    rmSync(link, { force: true })
+    symlinkSync(relative(dirname(link), join(consumer.pkg, file)), link)
+    const result = await run(oldNode.path, [link, '--version'], consumer.dir)
+    expect(result).toEqual({ status: 1, stdout: '', stderr: `${bin}: ${unsupportedNodeMessage(oldNode.version)}\n` })
   })
 })
 
