@@ -139,7 +139,10 @@ async function withLock(run: Run, path: string, files: string, body: (lock: Held
   const lock = await takeLock(path, files, run.context.note)
   try {
     const removed = await removeLeftovers(path.replace(/\.lock$/, ''))
-    if (removed.length > 0) run.context.note(`removed ${removed.length} temporary file(s) that a killed run left: ${removed.join(', ')}`)
+    if (removed.length > 0)
+      run.context.note(
+        `removed ${removed.length} temporary ${removed.length === 1 ? 'file' : 'files'} that a killed run left: ${removed.join(', ')}`,
+      )
     await body(lock)
   } finally {
     await lock.release()

@@ -141,7 +141,7 @@ describe('export: temporary files a killed run left', { timeout: 60_000 }, () =>
       await expectContent(out, lines(service))
       for (const path of old) expect(await exists(path), path).toBe(false)
       for (const path of [fresh, ...notOurs]) expect(await exists(path), path).toBe(true)
-      expect(ran.stderr).toContain(`removed 2 temporary file(s) that a killed run left: `)
+      expect(ran.stderr).toContain(`removed 2 temporary files that a killed run left: `)
       for (const path of old) expect(ran.stderr).toContain(path)
     },
   )
