@@ -451,7 +451,7 @@ async function newSinceCheckpoint(run: Run, checkpointFile: string, previous: re
 }
 
 /** The check of both locks as one: each must still be held (newSinceCheckpoint releases them). */
-function bothLocks(first: HeldLock, second: HeldLock): Pick<HeldLock, 'check'> {
+function bothLocks(first: Pick<HeldLock, 'check'>, second: Pick<HeldLock, 'check'>): Pick<HeldLock, 'check'> {
   return {
     check: async () => {
       await first.check()
@@ -483,7 +483,22 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
   // Nothing has changed up to here: every refusal is above.
   const unfinished = saved?.run ?? null
   if (unfinished !== null) {
-    await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
+    // Another output than this run's (its name has a date in it, and midnight passed): it is cut
+    // back under its own lock, as any writer of it holds, so that no export writing it meanwhile
+    // is cut under.
+    const otherLock = unfinished.out === out ? undefined : await takeLock(`${unfinished.out}.cursor.lock`, unfinished.out, context.note)
+    try {
+      await cutBack(
+        run,
+        otherLock === undefined ? lock : bothLocks(lock, otherLock),
+        unfinished.out,
+        unfinished.bytes,
+        unfinished.tail,
+        checkpointFile,
+      )
+    } finally {
+      await otherLock?.release()
+    }
     if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
   }
   const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({

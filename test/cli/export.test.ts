@@ -11,7 +11,7 @@ import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
 import { aDayPasses, DATASET, exists, expectContent, hold, lines, messagesPath, readJson, sizeOf, useExportKit } from './export-kit.ts'
 
 const kit = useExportKit()
-const { serve, file, start, exportToEnd } = kit
+const { serve, file, start, exportToEnd, exportRun } = kit
 
 describe('export without --checkpoint: every message', { timeout: 60_000 }, () => {
   it('writes every message as JSON Lines in nested-loop order, stdout empty, and removes its cursor file when done', async () => {
@@ -147,6 +147,26 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
         `exported ${DATASET.messages} messages of ${DATASET.messages} expected to \\S+; paced at [\\d.]+ requests/s by the service's rate limit`,
       ),
     )
+  })
+
+  it("a --checkpoint resume into another file than its unfinished run's (a date in the name, midnight passed) cuts that run's file back only under its lock: exit 1 while another export writes it", async () => {
+    const service = await serve()
+    const yesterday = file('messages-1.jsonl')
+    const today = file('messages-2.jsonl')
+    const checkpoint = file('messages.checkpoint.json')
+    await exportToEnd(service, ['--out', yesterday, '--checkpoint', checkpoint, '--max-items', '100'])
+    // Meanwhile an export of its own writes yesterday's file (it holds that file's lock).
+    const held = hold(service, 10)
+    const other = start(service, ['--out', yesterday])
+    await poll(() => service.fake.requests.some((request) => request.path === held))
+    const resumed = await runCli(kit.installed(), ['export', '--out', today, '--checkpoint', checkpoint], { env: service.env })
+    expect(resumed).toMatchObject({ code: 1, stdout: '' })
+    expect(resumed.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${other.child.pid} on `))
+    expect(await exists(today)).toBe(false)
+    other.child.kill('SIGINT')
+    expect((await other.exit).code).toBe(130)
+    // Once it has stopped, the same command goes on.
+    expect((await exportRun(service, ['--out', today, '--checkpoint', checkpoint])).code).toBe(0)
   })
 
   it('on a terminal: a progress bar with the rate and the time left', async () => {
