@@ -533,6 +533,13 @@ describe('a store that fails never fails a call', () => {
       'not a RateLimitGrant',
     ],
     [
+      // Taken, it held every process near the least rate (0.5 a second) for minutes of climbing back.
+      'answers a learned rate of 0.01 a second',
+      (request: RateLimitStore.Take) =>
+        Promise.resolve({ tokens: request.tokens, learned: { max: 0.01, at: Date.now() - 1_000, recoveryMs: 20_000 } }),
+      'under the least any client paces at',
+    ],
+    [
       // A process whose clock is a day fast told it: adopted, it froze every process at 0.85 × 50 for a day.
       'answers a learned rate whose climb starts a day from now',
       (request: RateLimitStore.Take) =>

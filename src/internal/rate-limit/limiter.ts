@@ -30,7 +30,7 @@ import type { ResolvedOptions } from '../resolved-options.ts'
 import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
 import type { SdkLogger } from '../sdk-logger.ts'
 import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
-import { RateLearner, type Refusal } from './learner.ts'
+import { MIN_RATE, RateLearner, type Refusal } from './learner.ts'
 import { describeError, describeValue, RateLimitPause } from './pause.ts'
 import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Lease } from './shared.ts'
 
@@ -447,6 +447,12 @@ export class RateLimits {
     if (ahead > MAX_LEARNED_AHEAD_MS)
       throw new Error(
         `it answered a learned rate whose at is ${Math.round(ahead)} ms ahead of this process's clock (no SDK sets one over ${MAX_LEARNED_AHEAD_MS} ms ahead: do the clocks of the processes sharing the store agree?)`,
+      )
+    // A learned rate under the least any client paces at is no SDK's: taken, it held every process
+    // near that least rate for as long as its climb back takes (minutes, from 0.01 a second).
+    if (granted.learned !== undefined && granted.learned.max < MIN_RATE)
+      throw new Error(
+        `it answered a learned rate of ${granted.learned.max} requests/s, under the least any client paces at (${MIN_RATE} a second): no SDK stores one`,
       )
     if (granted.acceptedPerSecond !== undefined) this.#groupAccepted = { perSecond: granted.acceptedPerSecond, at: this.#clock.now() }
     return granted
