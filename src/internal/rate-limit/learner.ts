@@ -13,9 +13,6 @@
  *   service accepted before it; later ones, the rate sent, or what the service accepted in the last
  *   second the client was not paused if that is less (all processes of a store counted), less
  *   {@link FOUND_MARGIN}.
- * - A 429 that asks for a long wait ({@link LONG_PAUSE_MS}) after a run begun at the end of the
- *   client's last pause (a long fixed window, spent): no more than what the service accepted in
- *   that run per second of the run and the wait together (`RateLearner.#cycleLimit`).
  * - It starts the rate again at `β × max`: β is {@link BETA}, or {@link BETA_AFTER_PAUSE} when its
  *   `Retry-After` was long enough to lengthen the climb (over 150 ms).
  * - A 429 for a request sent before the last decrease or within {@link SETTLE_MS} after it says
@@ -183,18 +180,6 @@ export const ACCEPTED_FLOOR = 0.5
  * three or four times for one touch of the limit (BETA to the fourth: a half).
  */
 export const SETTLE_MS = 100
-/**
- * A 429 that asks for a wait (`Retry-After`) at least this long may end a window's quota: see
- * `RateLearner.#cycleLimit`, ms. Over a `Retry-After` of one second, the least the header says in
- * seconds, which token buckets answer (the time to refill one token, rounded up).
- */
-export const LONG_PAUSE_MS = 2_000
-/**
- * See `RateLearner.#cycleLimit`: what the service accepted over the whole run, per second, is at
- * least this share of what it accepted in the last second (a run that was mostly idle, then a
- * burst, says nothing of a window's quota).
- */
-export const BUSY_SHARE = 0.5
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
 /** The window the accepted and sent rates are measured over, ms. */
@@ -272,10 +257,6 @@ export class RateLearner {
    * overshoot: BETA to the N).
    */
   #decreasedAt = 0
-  /** When the latest pause of this client ends (see {@link RateLearner.paused}), ms since the epoch; 0 before any. */
-  #pauseUntil = 0
-  /** Requests accepted since the latest pause ended. */
-  #acceptedSincePause = 0
   /** Whether a request sent after the last decrease was accepted. */
   #acceptedSinceDecrease = false
   readonly #accepted = new SlotCounter()
@@ -342,18 +323,12 @@ export class RateLearner {
   /** A request sent at `sentAt` was accepted (any response but 429) at `now`. */
   accepted(sentAt: number, now: number): void {
     this.#accepted.add(now)
-    if (now >= this.#pauseUntil) this.#acceptedSincePause++
     if (this.#learned !== undefined && sentAt > this.#decreasedAt) this.#acceptedSinceDecrease = true
   }
 
-  /**
-   * The client is paused (a `Retry-After`, a closed service) for `ms` more, from `now` or from the
-   * end of the pause it is in: not time in which it could send.
-   */
+  /** The client is paused (a `Retry-After`, a closed service) for `ms` from `now`: not time in which it could send. */
   paused(now: number, ms: number): void {
     this.#paused.add(now, Math.min(ms, WINDOW_MS))
-    if (now > this.#pauseUntil) this.#acceptedSincePause = 0
-    this.#pauseUntil = Math.max(this.#pauseUntil, now) + ms
   }
 
   /**
@@ -402,8 +377,7 @@ export class RateLearner {
         (this.lowersFromOwnSends ? this.#rateOf(this.#accepted, now, RECENT_SLOTS) : this.#perActiveSecond(groupAccepted, now)) ?? current
       const margin = before.recoveryMs === 0 ? 1 : FOUND_MARGIN
       const limit = before.recoveryMs === 0 ? probeLimit(before, now, accepted) : accepted
-      const found =
-        margin * Math.min(current, sent, Math.max(limit, ACCEPTED_FLOOR * current), this.#cycleLimit(now, pauseMs, accepted, groupAccepted))
+      const found = margin * Math.min(current, sent, Math.max(limit, ACCEPTED_FLOOR * current))
       learned = { max: Math.max(MIN_RATE / BETA, found), at: now, recoveryMs: recoveryFor(pauseMs) }
     }
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
@@ -450,41 +424,6 @@ export class RateLearner {
     this.#acceptedSinceDecrease = false
     this.#lastRefusal = Math.max(this.#lastRefusal, shared.at)
     return true
-  }
-
-  /**
-   * The limit shown by a 429 at `now` that asks for a long wait (`pauseMs`, its `Retry-After`) at
-   * the end of a run that began when this client's last pause ended, or `Infinity` when it shows
-   * none: what the service accepted in the run per second of the run and the wait together.
-   * `accepted`: what it accepted per second in the last second not paused.
-   *
-   * A fixed window (1,000 requests per 10 s) answers 429 once its quota is spent, with a
-   * `Retry-After` to its end, and the client's last pause ended where the window began: the run
-   * and the wait are the window, and what the run spent is its quota. Measured over the second
-   * before the 429 instead, the rate accepted was the quota per second of the run (some 1,000 a
-   * second when it was spent in the first second), and lowering to it spent the next window's quota
-   * early again: every call, logins included, waited out the rest of each window (a 9 s wait once
-   * in every 10 s window, in the simulation and against the fake).
-   *
-   * Only after a long wait is asked for ({@link LONG_PAUSE_MS}): a token bucket's `Retry-After` is
-   * the second or so it takes to refill a token, and the rate accepted while running measures its
-   * limit better. Not for a client that was idle for much of the run, then sent a burst (what it
-   * spent is not what it could have; {@link BUSY_SHARE}): a client never paused before has run
-   * since the epoch, as far as this count goes, and is such a client. A run that spans several
-   * windows counts their quotas over their length, the same average. Sharing a store, what the run
-   * spent is the store's count of all processes over about the last second (the run's whole count,
-   * when shorter), spread over the run.
-   */
-  #cycleLimit(now: number, pauseMs: number, accepted: number, groupAccepted: number | undefined): number {
-    const runMs = now - this.#pauseUntil
-    if (pauseMs < LONG_PAUSE_MS || runMs <= 0) return Infinity
-    const spent = this.lowersFromOwnSends
-      ? this.#acceptedSincePause
-      : groupAccepted === undefined
-        ? undefined
-        : (groupAccepted * Math.max(runMs, 1_000)) / 1_000
-    if (spent === undefined || (spent * 1_000) / runMs < BUSY_SHARE * accepted) return Infinity
-    return (spent * 1_000) / (runMs + pauseMs)
   }
 
   /** Keeps `learned` as the limit to start from, when it is one (not a probe's lower bound), recent, and newer than the one kept. */
