@@ -147,6 +147,54 @@ function fixedWindow(limit: number, windowMs: number, retryAfter: boolean): Limi
   }
 }
 
+/** A token bucket whose 429 asks for the same long wait whatever the bucket holds (a conservative server), s. */
+function tokenBucketFixedWait(rate: number, burst: number, waitSeconds: number): Limiter {
+  const bucket = tokenBucket(rate, burst, true)
+  return (now) => (bucket(now) === undefined ? undefined : { 'retry-after': String(waitSeconds) })
+}
+
+/**
+ * A sliding window counter (the count of the window so far plus the last window's, weighted by how
+ * much of it the sliding window still covers), `Retry-After` to the current window's end.
+ */
+function slidingWindowCounter(limit: number, windowMs: number): Limiter {
+  let windowStart = 0
+  let current = 0
+  let last = 0
+  return (now) => {
+    const start = Math.floor(now / windowMs) * windowMs
+    if (start !== windowStart) {
+      last = start - windowStart === windowMs ? current : 0
+      windowStart = start
+      current = 0
+    }
+    if (current + last * (1 - (now - start) / windowMs) < limit) {
+      current++
+      return undefined
+    }
+    return { 'retry-after': String(Math.max(1, Math.ceil((start + windowMs - now) / 1000))) }
+  }
+}
+
+/** A sliding log: at most `limit` requests in any `windowMs`; `Retry-After` until the oldest leaves it. */
+function slidingLog(limit: number, windowMs: number): Limiter {
+  const times: number[] = []
+  let oldest = 0
+  return (now) => {
+    while (oldest < times.length && times[oldest]! <= now - windowMs) oldest++
+    if (times.length - oldest < limit) {
+      times.push(now)
+      return undefined
+    }
+    return { 'retry-after': String(Math.max(1, Math.ceil((times[oldest]! + windowMs - now) / 1000))) }
+  }
+}
+
+/** Two limiters at once: a request either refuses is refused (the first one counts it first). */
+function bothLimits(first: Limiter, second: Limiter): Limiter {
+  return (now) => first(now) ?? second(now)
+}
+
 interface Result {
   readonly share: number
   readonly refusedShare: number
@@ -300,6 +348,16 @@ const scenarios: { name: string; limit: number; make: () => Limiter }[] = [
   { name: 'token bucket 20/s burst 5, Retry-After', limit: 20, make: () => tokenBucket(20, 5, true) },
   { name: 'token bucket 500/s burst 50, no Retry-After', limit: 500, make: () => tokenBucket(500, 50, false) },
   { name: 'fixed window 6000 per 60 s, Retry-After', limit: 100, make: () => fixedWindow(6000, 60_000, true) },
+  // Those that a rule for long fixed windows must not mistake for one (BENCHMARKS.md, "Pacing: a
+  // long fixed window, tried and reverted").
+  { name: 'token bucket 100/s burst 20, Retry-After 10', limit: 100, make: () => tokenBucketFixedWait(100, 20, 10) },
+  { name: 'sliding window counter 1000 per 10 s', limit: 100, make: () => slidingWindowCounter(1_000, 10_000) },
+  { name: 'sliding log 1000 per 10 s', limit: 100, make: () => slidingLog(1_000, 10_000) },
+  {
+    name: 'bucket 200/s burst 20 + window 6000 per 60 s',
+    limit: 100,
+    make: () => bothLimits(tokenBucket(200, 20, true), fixedWindow(6_000, 60_000, true)),
+  },
 ]
 
 const who =
