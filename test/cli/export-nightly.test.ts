@@ -9,6 +9,12 @@ import { poll } from './helpers.ts'
 import { aDayPasses, DATASET, exists, expectContent, hold, lines, linesOf, readJson, sizeOf, useExportKit } from './export-kit.ts'
 
 const kit = useExportKit()
+
+/** The two ways to run an export into a file: each one's arguments, and the state file it keeps. */
+const BOTH_MODES = [
+  ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
+  ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
+] as const
 const { serve, file, start, exportToEnd } = kit
 
 describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
@@ -98,10 +104,7 @@ describe('export --checkpoint: the nightly job', { timeout: 60_000 }, () => {
 })
 
 describe('export: a first run that fails before its first message', { timeout: 60_000 }, () => {
-  it.each([
-    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
-    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
-  ] as const)(
+  it.each(BOTH_MODES)(
     '%s with a mistyped key id: exit 1, no state file left, and the mended command then exports everything',
     async (_kind, args, state) => {
       const service = await serve()
@@ -120,10 +123,7 @@ describe('export: a first run that fails before its first message', { timeout: 6
 })
 
 describe('export: temporary files a killed run left', { timeout: 60_000 }, () => {
-  it.each([
-    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
-    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
-  ] as const)(
+  it.each(BOTH_MODES)(
     "%s: the state file's copies older than 10 minutes are removed, and said; a fresh one and names it did not make stay",
     async (_kind, args, state) => {
       const service = await serve()
@@ -148,10 +148,7 @@ describe('export: temporary files a killed run left', { timeout: 60_000 }, () =>
 })
 
 describe('export: the output replaced between an unfinished run and its resume', { timeout: 60_000 }, () => {
-  it.each([
-    ['--checkpoint', (out: string) => ['--out', out, '--checkpoint', `${out}.checkpoint.json`], (out: string) => `${out}.checkpoint.json`],
-    ['a full export', (out: string) => ['--out', out], (out: string) => `${out}.cursor`],
-  ] as const)('%s: another, longer file in its place is refused, not cut back and appended to', async (_kind, args, state) => {
+  it.each(BOTH_MODES)('%s: another, longer file in its place is refused, not cut back and appended to', async (_kind, args, state) => {
     const service = await serve()
     const out = file('messages.jsonl')
     await exportToEnd(service, [...args(out), '--max-items', '100'])
