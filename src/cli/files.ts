@@ -104,8 +104,9 @@ export function uniqueSibling(path: string, suffix: string): string {
 
 /**
  * How old a temporary file of {@link replaceFile} must be before {@link removeLeftovers} takes it
- * for one whose process died, ms. A live writer renames its file within the same turn of work that
- * wrote it; a process stopped longer than this between the two lost its lock long ago (lock.ts).
+ * for one whose process died, ms. Only the lock's holder removes them, so a live writer on this
+ * host is never in the way (it holds the lock, however long it is stopped); one on another host
+ * loses the lock when stopped past a minute (lock.ts), and the age keeps its file of the moment.
  */
 export const LEFTOVER_AGE_MS = 10 * 60_000
 
@@ -115,9 +116,9 @@ export const LEFTOVER_AGE_MS = 10 * 60_000
  * written over {@link LEFTOVER_AGE_MS} ago): a nightly job killed now and then (an OOM kill, a
  * deploy) would otherwise leave one more copy of its state file each time, until the disk is full.
  * Only for the holder of the lock that guards `path`, the one writer of those names. Best effort:
- * a name it cannot read or remove stays. Returns the names removed.
+ * a name it cannot read or remove stays. Returns the paths removed.
  */
-export async function removeLeftovers(path: string, now = Date.now()): Promise<string[]> {
+export async function removeLeftovers(path: string): Promise<string[]> {
   const prefix = `${basename(path)}.`
   const names = await readdir(dirname(path)).catch(() => [] as string[])
   const removed: string[] = []
@@ -125,14 +126,13 @@ export async function removeLeftovers(path: string, now = Date.now()): Promise<s
     if (!name.startsWith(prefix) || !/^[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length))) continue
     const leftover = join(dirname(path), name)
     const info = await lstat(leftover).catch(() => undefined)
-    if (info === undefined || !info.isFile() || now - info.mtimeMs < LEFTOVER_AGE_MS) continue
-    if (
-      await rm(leftover).then(
-        () => true,
-        () => false,
-      )
-    )
+    if (info === undefined || !info.isFile() || Date.now() - info.mtimeMs < LEFTOVER_AGE_MS) continue
+    try {
+      await rm(leftover)
       removed.push(leftover)
+    } catch {
+      // It stays: best effort.
+    }
   }
   return removed
 }
