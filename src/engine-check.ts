@@ -55,11 +55,11 @@ export function unsupportedNodeMessage(version: string): string | undefined {
  * The package's command this process runs (`chat-service`, `chat-service-fake`), or `undefined`
  * when it runs something else (an app that loads the SDK). Read from the script Node.js was started
  * with, its links resolved (npm's `.bin` entries are links), against this file's own place in
- * dist/. Node.js 20.16 and later only (`process.getBuiltinModule`, so that this file imports
+ * dist/. Node.js 20.16 and 22.3 or later only (`process.getBuiltinModule`, so that this file imports
  * nothing a browser bundle would trip on); on older ones, `undefined`.
  */
 function commandRunning(): string | undefined {
-  // Absent before Node.js 20.16 (its types say it is always there).
+  // Absent before Node.js 20.16 and 22.3 (its types say it is always there).
   const builtin = (process as { getBuiltinModule?: NodeJS.Process['getBuiltinModule'] }).getBuiltinModule
   const script = process.argv[1]
   if (builtin === undefined || script === undefined) return undefined

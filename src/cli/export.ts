@@ -55,7 +55,7 @@ import {
   type Target,
 } from './export-output.ts'
 import { stopPoint } from './debug.ts'
-import { FileError, onFile, removeLeftovers, replaceFile, sizeOf } from './files.ts'
+import { FileError, onFile, removeLeftovers, replaceFile, sameFile, sizeOf } from './files.ts'
 import { tailAt, tailOf } from './tail.ts'
 import { LockLostError, takeLock, type HeldLock } from './lock.ts'
 import { pacedText, progressView, type ProgressStream, type ProgressView } from './progress.ts'
@@ -139,10 +139,10 @@ async function withLock(run: Run, path: string, files: string, body: (lock: Held
   const lock = await takeLock(path, files, run.context.note)
   try {
     const removed = await removeLeftovers(path.replace(/\.lock$/, ''))
-    if (removed.length > 0)
-      run.context.note(
-        `removed ${removed.length} temporary ${removed.length === 1 ? 'file' : 'files'} that a killed run left: ${removed.join(', ')}`,
-      )
+    if (removed.length > 0) {
+      const named = removed.length > 3 ? `${removed.slice(0, 3).join(', ')} and ${removed.length - 3} more` : removed.join(', ')
+      run.context.note(`removed ${removed.length} temporary ${removed.length === 1 ? 'file' : 'files'} that a killed run left: ${named}`)
+    }
     await body(lock)
   } finally {
     await lock.release()
@@ -162,17 +162,11 @@ function refusedState(run: Run, error: unknown, path: string, what: string): unk
 }
 
 /**
- * Cuts `path` back to `bytes`: the lines a crash left past the saved point. Throws when it is
- * shorter than that (lines the state counts as written are gone).
+ * Checks that `path` is the file the unfinished run wrote, up to `bytes` (its saved point; `tail`,
+ * the fingerprint of the line that ends there): returns its size. Throws when it is shorter (lines
+ * the state counts as written are gone) or holds another line there (another file in its place).
  */
-async function cutBack(
-  run: Run,
-  lock: Pick<HeldLock, 'check'>,
-  path: string,
-  bytes: number,
-  tail: string | undefined,
-  stateFile: string,
-): Promise<void> {
+async function checkSaved(path: string, bytes: number, tail: string | undefined, stateFile: string): Promise<number> {
   const size = await onFile('read', path, 'the output of the unfinished run', () => sizeOf(path))
   if (size === undefined || size < bytes) {
     throw new StateError(
@@ -187,10 +181,50 @@ async function cutBack(
         `(was the file moved or replaced?): restore the file it wrote, or delete ${stateFile} to export everything again`,
     )
   }
+  return size
+}
+
+/**
+ * Cuts `path` back to `bytes`: the lines a crash left past the saved point, written again by this
+ * run. Throws as {@link checkSaved} does.
+ */
+async function cutBack(
+  run: Run,
+  lock: Pick<HeldLock, 'check'>,
+  path: string,
+  bytes: number,
+  tail: string | undefined,
+  stateFile: string,
+): Promise<void> {
+  const size = await checkSaved(path, bytes, tail, stateFile)
   if (size > bytes) {
     await lock.check()
     run.context.note(`cutting ${path} back from ${size} to ${bytes} bytes: the lines past the saved point are written again`)
     await onFile('cut back', path, 'the output', () => truncate(path, bytes))
+  }
+}
+
+/**
+ * Cuts back the output of an unfinished `--checkpoint` run that is another file than this run's
+ * (its name has the date in it, and midnight passed): checked first, and left alone when it ends
+ * at its saved point (it may be archived, read-only). Else cut under its own lock, which any export
+ * writing it holds; refused when a full export has written it since (`FILE.cursor` beside it: its
+ * lines past the saved point would be lost).
+ */
+async function cutBackOther(run: Run, path: string, bytes: number, tail: string | undefined, stateFile: string): Promise<void> {
+  if ((await checkSaved(path, bytes, tail, stateFile)) === bytes) return
+  if ((await sizeOf(`${path}.cursor`)) !== undefined) {
+    throw new StateError(
+      `${path}, which the unfinished export in ${stateFile} wrote, has lines past the point it saved and ${path}.cursor beside it: ` +
+        `a full export has written ${path} since, and cutting it back would lose that export's lines. ` +
+        `Finish that export (or delete ${path}.cursor), then run this command again`,
+    )
+  }
+  const lock = await takeLock(`${path}.cursor.lock`, `${path} (the output of the unfinished run)`, run.context.note)
+  try {
+    await cutBack(run, lock, path, bytes, tail, stateFile)
+  } finally {
+    await lock.release()
   }
 }
 
@@ -482,24 +516,15 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
   }
   // Nothing has changed up to here: every refusal is above.
   const unfinished = saved?.run ?? null
+  // By identity, not by name: the same file may be spelled two ways (a link in its path).
+  const sameOutput = unfinished !== null && target.kind === 'file' && (await sameFile(unfinished.out, target.path))
   if (unfinished !== null) {
-    // Another output than this run's (its name has a date in it, and midnight passed): it is cut
-    // back under its own lock, as any writer of it holds, so that no export writing it meanwhile
-    // is cut under.
-    const otherLock = unfinished.out === out ? undefined : await takeLock(`${unfinished.out}.cursor.lock`, unfinished.out, context.note)
-    try {
-      await cutBack(
-        run,
-        otherLock === undefined ? lock : bothLocks(lock, otherLock),
-        unfinished.out,
-        unfinished.bytes,
-        unfinished.tail,
-        checkpointFile,
-      )
-    } finally {
-      await otherLock?.release()
+    if (sameOutput) {
+      await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
+    } else {
+      await cutBackOther(run, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
+      context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
     }
-    if (unfinished.out !== out) context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
   }
   const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
     version: 1,
@@ -514,7 +539,7 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
   const output = resumable ? await openFileOutput(target, 'a', () => lock.check()) : await openStream(run)
   stopPoint('export:ready')
   try {
-    const resumed = unfinished !== null && unfinished.out === out ? unfinished.written : 0
+    const resumed = unfinished !== null && sameOutput ? unfinished.written : 0
     const running = (): RunState => ({ out, bytes: output.bytes, ...tailOfOutput(output), written: resumed + changes.progress.done })
     let savedWritten = resumed
     const save = async (): Promise<void> => {

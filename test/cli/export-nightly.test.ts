@@ -129,7 +129,7 @@ describe('export: temporary files a killed run left', { timeout: 60_000 }, () =>
       const service = await serve()
       const out = file('messages.jsonl')
       // A kill -9 between writing the state's new copy and renaming it leaves `STATE.<12 hex>.tmp`.
-      const old = [`${state(out)}.0123456789ab.tmp`, `${state(out)}.ba9876543210.tmp`]
+      const old = ['0123456789ab', 'ba9876543210', '00000000000a', 'fffffffffff0'].map((hex) => `${state(out)}.${hex}.tmp`)
       const fresh = `${state(out)}.abcdefabcdef.tmp` // another run may be writing it now
       const notOurs = [`${state(out)}.backup.tmp`, `${state(out)}.0123456789ab.tmp.keep`, `${out}.0123456789ab.tmp`]
       const hourAgo = new Date(Date.now() - 3_600_000)
@@ -141,8 +141,8 @@ describe('export: temporary files a killed run left', { timeout: 60_000 }, () =>
       await expectContent(out, lines(service))
       for (const path of old) expect(await exists(path), path).toBe(false)
       for (const path of [fresh, ...notOurs]) expect(await exists(path), path).toBe(true)
-      expect(ran.stderr).toContain(`removed 2 temporary files that a killed run left: `)
-      for (const path of old) expect(ran.stderr).toContain(path)
+      // Three named, the rest counted: a job killed often must not get a line of every name.
+      expect(ran.stderr).toMatch(/removed 4 temporary files that a killed run left: (\S+\.tmp, ){2}\S+\.tmp and 1 more\n/)
     },
   )
 })
