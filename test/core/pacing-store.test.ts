@@ -537,7 +537,7 @@ describe('a store that fails never fails a call', () => {
       'answers a learned rate of 0.01 a second',
       (request: RateLimitStore.Take) =>
         Promise.resolve({ tokens: request.tokens, learned: { max: 0.01, at: Date.now() - 1_000, recoveryMs: 20_000 } }),
-      'under the least any client paces at',
+      'the least any client paces at: no SDK stores one',
     ],
     [
       // A process whose clock is a day fast told it: adopted, it froze every process at 0.85 × 50 for a day.

@@ -452,7 +452,7 @@ export class RateLimits {
     // near that least rate for as long as its climb back takes (minutes, from 0.01 a second).
     if (granted.learned !== undefined && granted.learned.max < MIN_RATE)
       throw new Error(
-        `it answered a learned rate of ${granted.learned.max} requests/s, under the least any client paces at (${MIN_RATE} a second): no SDK stores one`,
+        `it answered a learned rate of ${granted.learned.max} requests/s, under ${MIN_RATE} requests/s, the least any client paces at: no SDK stores one`,
       )
     if (granted.acceptedPerSecond !== undefined) this.#groupAccepted = { perSecond: granted.acceptedPerSecond, at: this.#clock.now() }
     return granted
