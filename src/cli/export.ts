@@ -205,26 +205,51 @@ async function cutBack(
 }
 
 /**
- * Cuts back the output of an unfinished `--checkpoint` run that is another file than this run's
- * (its name has the date in it, and midnight passed): checked first, and left alone when it ends
- * at its saved point (it may be archived, read-only). Else cut under its own lock, which any export
- * writing it holds; refused when a full export has written it since (`FILE.cursor` beside it: its
- * lines past the saved point would be lost).
+ * Refuses to cut `path` back when an unfinished full export's cursor file lies beside it: that
+ * export has written `path` since the saved point, and its lines would be lost (and its resume
+ * then cut this run's). A finished export leaves no such file, so its lines are not seen here.
  */
-async function cutBackOther(run: Run, path: string, bytes: number, tail: string | undefined, stateFile: string): Promise<void> {
-  if ((await checkSaved(path, bytes, tail, stateFile)) === bytes) return
-  if ((await sizeOf(`${path}.cursor`)) !== undefined) {
-    throw new StateError(
-      `${path}, which the unfinished export in ${stateFile} wrote, has lines past the point it saved and ${path}.cursor beside it: ` +
-        `a full export has written ${path} since, and cutting it back would lose that export's lines. ` +
-        `Finish that export (or delete ${path}.cursor), then run this command again`,
-    )
-  }
-  const lock = await takeLock(`${path}.cursor.lock`, `${path} (the output of the unfinished run)`, run.context.note)
-  try {
+async function refuseOverFullExport(path: string, stateFile: string): Promise<void> {
+  if ((await sizeOf(`${path}.cursor`)) === undefined) return
+  throw new StateError(
+    `${path}, which the unfinished export in ${stateFile} wrote, has lines past the point it saved and ${path}.cursor beside it: ` +
+      `an unfinished full export has written ${path} since, and cutting it back would lose that export's lines. ` +
+      `Resume or delete that export (${path}.cursor), then run this command again`,
+  )
+}
+
+/**
+ * Cuts back the output of the unfinished `--checkpoint` run (`path`; this run writes `out`, the
+ * same file or another, whose lock `lock` is held): refused over an unfinished full export's lines
+ * ({@link refuseOverFullExport}). Another file (its name has the date in it, and midnight passed)
+ * is checked first and left alone when it ends at its saved point (it may be archived, read-only);
+ * else cut under its own lock, which any export writing it holds, its checks made again under it.
+ * A name of the same file spelled otherwise (a hard link) has a lock of its own: taken too, unless
+ * it is the very lock held (a link in the directory's path).
+ */
+async function cutBackUnfinished(
+  run: Run,
+  lock: Pick<HeldLock, 'check'>,
+  unfinished: { readonly path: string; readonly bytes: number; readonly tail: string | undefined },
+  out: string | undefined,
+  stateFile: string,
+): Promise<void> {
+  const { path, bytes, tail } = unfinished
+  const same = out !== undefined && (await sameFile(path, out))
+  if (same && (out === path || (await sameFile(`${path}.cursor.lock`, `${out}.cursor.lock`)))) {
+    if ((await checkSaved(path, bytes, tail, stateFile)) > bytes) await refuseOverFullExport(path, stateFile)
     await cutBack(run, lock, path, bytes, tail, stateFile)
+    return
+  }
+  if ((await checkSaved(path, bytes, tail, stateFile)) === bytes) return
+  await refuseOverFullExport(path, stateFile)
+  stopPoint('export:other-checked')
+  const other = await takeLock(`${path}.cursor.lock`, `${path} (the output of the unfinished run)`, run.context.note)
+  try {
+    if ((await checkSaved(path, bytes, tail, stateFile)) > bytes) await refuseOverFullExport(path, stateFile)
+    await cutBack(run, bothLocks(lock, other), path, bytes, tail, stateFile)
   } finally {
-    await lock.release()
+    await other.release()
   }
 }
 
@@ -519,12 +544,15 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
   // By identity, not by name: the same file may be spelled two ways (a link in its path).
   const sameOutput = unfinished !== null && target.kind === 'file' && (await sameFile(unfinished.out, target.path))
   if (unfinished !== null) {
-    if (sameOutput) {
-      await cutBack(run, lock, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
-    } else {
-      await cutBackOther(run, unfinished.out, unfinished.bytes, unfinished.tail, checkpointFile)
-      context.note(`the unfinished run wrote to ${unfinished.out}; this run goes on in ${out}`)
-    }
+    const path = unfinished.out
+    await cutBackUnfinished(
+      run,
+      lock,
+      { path, bytes: unfinished.bytes, tail: unfinished.tail },
+      target.kind === 'file' ? target.path : undefined,
+      checkpointFile,
+    )
+    if (!sameOutput) context.note(`the unfinished run wrote to ${path}; this run goes on in ${out}`)
   }
   const state = (runState: RunState | null, last: CheckpointState['last']): CheckpointState => ({
     version: 1,

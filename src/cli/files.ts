@@ -8,8 +8,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { link, lstat, open, readdir, readFile, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { link, lstat, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 
 /** The error code of a failed file operation (`ENOENT`), if it has one. */
 export function codeOf(error: unknown): string | undefined {
@@ -137,13 +137,10 @@ export async function removeLeftovers(path: string): Promise<string[]> {
   return removed
 }
 
-/** Whether `a` and `b` name one file: the same file where both exist, else the same place once links are resolved. */
+/** Whether `a` and `b` name one existing file (the same device and inode: links, `..`, bind mounts), `false` when either is missing. */
 export async function sameFile(a: string, b: string): Promise<boolean> {
   const [first, second] = await Promise.all([stat(a).catch(() => undefined), stat(b).catch(() => undefined)])
-  if (first !== undefined && second !== undefined) return first.dev === second.dev && first.ino === second.ino
-  const place = async (path: string): Promise<string> =>
-    join(await realpath(dirname(path)).catch(() => resolve(dirname(path))), basename(path))
-  return (await place(a)) === (await place(b))
+  return first !== undefined && second !== undefined && first.dev === second.dev && first.ino === second.ino
 }
 
 /** Writes `text` to a new file at `path` (which must not exist) and fsyncs it; removes it when that fails. Returns it open. */

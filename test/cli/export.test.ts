@@ -5,7 +5,7 @@
 // then hold exactly the lines of an export made in one go, none twice, none missing. The nightly
 // export (--checkpoint) is export-nightly.test.ts; shards, export-shards.test.ts (three files, so
 // that vitest runs them side by side: each is mostly waiting on child processes).
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { appendFile, link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
@@ -201,9 +201,38 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
       const before = await readFile(yesterday, 'utf8')
       const resumed = await exportRun(service, ['--out', today, '--checkpoint', checkpoint])
       expect(resumed.code, resumed.stderr).toBe(1)
-      expect(resumed.stderr).toContain(`${yesterday}.cursor beside it: a full export has written ${yesterday} since`)
+      expect(resumed.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
       expect(await readFile(yesterday, 'utf8')).toBe(before)
       expect(await exists(today)).toBe(false)
+    })
+
+    it('a hard link to that file is another name with a lock of its own: that lock is taken too (exit 1 while another export appends through it)', async () => {
+      const { service, yesterday, checkpoint, saved } = await unfinishedYesterday()
+      const linked = file('linked.jsonl')
+      await link(yesterday, linked)
+      const held = hold(service, 10)
+      const other = start(service, ['--out', yesterday, '--checkpoint', file('other.checkpoint.json')])
+      await poll(async () => service.fake.requests.some((request) => request.path === held) && (await sizeOf(yesterday)) > saved)
+      const resumed = await runCli(kit.installed(), ['export', '--out', linked, '--checkpoint', checkpoint], { env: service.env })
+      expect(resumed).toMatchObject({ code: 1, stdout: '' })
+      expect(resumed.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${other.child.pid} on `))
+      expect(resumed.stderr).not.toContain('cutting')
+      other.child.kill('SIGINT')
+      expect((await other.exit).code).toBe(130)
+    })
+
+    it('the check for a full export is made again under the lock: one that began between the first check and the lock is not cut', async () => {
+      const { service, yesterday, today, checkpoint } = await unfinishedYesterday()
+      await appendFile(yesterday, '{"a line the killed run wrote past its saved point":') // something to cut
+      const resume = start(service, ['--out', today, '--checkpoint', checkpoint], { CHAT_SERVICE_DEBUG_STOP_AT: 'export:other-checked' })
+      await poll(() => resume.stderr().includes('stopped at export:other-checked'))
+      await exportToEnd(service, ['--out', yesterday, '--max-items', '300']) // unfinished: yesterday.cursor stays
+      const written = await readFile(yesterday, 'utf8')
+      resume.child.kill('SIGCONT')
+      const ended = await resume.exit
+      expect(ended.code, ended.stderr).toBe(1)
+      expect(ended.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
+      expect(await readFile(yesterday, 'utf8')).toBe(written)
     })
 
     it('takes no lock when that file ends at its saved point (nothing to cut: it may be archived, read-only)', async () => {
@@ -213,6 +242,16 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
       const resumed = await exportRun(service, ['--out', today, '--checkpoint', checkpoint])
       expect(resumed.code, resumed.stderr).toBe(0)
       expect((await readFile(yesterday, 'utf8')) + (await readFile(today, 'utf8'))).toBe(lines(service))
+    })
+
+    it('into the same file too: refused, nothing cut, when an unfinished full export has written it since', async () => {
+      const { service, yesterday, checkpoint } = await unfinishedYesterday()
+      await exportToEnd(service, ['--out', yesterday, '--max-items', '300'])
+      const written = await readFile(yesterday, 'utf8')
+      const resumed = await exportRun(service, ['--out', yesterday, '--checkpoint', checkpoint])
+      expect(resumed.code, resumed.stderr).toBe(1)
+      expect(resumed.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
+      expect(await readFile(yesterday, 'utf8')).toBe(written)
     })
 
     it('the same file spelled another way (a link in its path) is the same file: resumed in it', async () => {
