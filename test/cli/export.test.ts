@@ -5,26 +5,13 @@
 // then hold exactly the lines of an export made in one go, none twice, none missing. The nightly
 // export (--checkpoint) is export-nightly.test.ts; shards, export-shards.test.ts (three files, so
 // that vitest runs them side by side: each is mostly waiting on child processes).
-import { appendFile, link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readFile, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { expectNoSecret, poll, runCli, runOnTerminal } from './helpers.ts'
-import {
-  aDayPasses,
-  DATASET,
-  exists,
-  expectContent,
-  hold,
-  lines,
-  messagesPath,
-  readJson,
-  sizeOf,
-  useExportKit,
-  type Service,
-} from './export-kit.ts'
+import { aDayPasses, DATASET, exists, expectContent, hold, lines, messagesPath, readJson, sizeOf, useExportKit } from './export-kit.ts'
 
 const kit = useExportKit()
-const { serve, file, start, exportToEnd, exportRun } = kit
+const { serve, file, start, exportToEnd } = kit
 
 describe('export without --checkpoint: every message', { timeout: 60_000 }, () => {
   it('writes every message as JSON Lines in nested-loop order, stdout empty, and removes its cursor file when done', async () => {
@@ -160,113 +147,6 @@ describe('export without --checkpoint: every message', { timeout: 60_000 }, () =
         `exported ${DATASET.messages} messages of ${DATASET.messages} expected to \\S+; paced at [\\d.]+ requests/s by the service's rate limit`,
       ),
     )
-  })
-
-  describe("a --checkpoint resume into another file than its unfinished run's (a date in the name, midnight passed)", () => {
-    /** An unfinished --checkpoint run into `yesterday` (100 messages of it saved); the other files' paths. */
-    async function unfinishedYesterday(): Promise<{
-      service: Service
-      yesterday: string
-      today: string
-      checkpoint: string
-      saved: number
-    }> {
-      const service = await serve()
-      const yesterday = file('messages-1.jsonl')
-      const checkpoint = file('messages.checkpoint.json')
-      await exportToEnd(service, ['--out', yesterday, '--checkpoint', checkpoint, '--max-items', '100'])
-      return { service, yesterday, today: file('messages-2.jsonl'), checkpoint, saved: await sizeOf(yesterday) }
-    }
-
-    it('cuts that file back only under its lock: exit 1 while another export appends to it, and nothing cut', async () => {
-      const { service, yesterday, today, checkpoint, saved } = await unfinishedYesterday()
-      const held = hold(service, 10)
-      const other = start(service, ['--out', yesterday, '--checkpoint', file('other.checkpoint.json')])
-      await poll(async () => service.fake.requests.some((request) => request.path === held) && (await sizeOf(yesterday)) > saved)
-      const before = await sizeOf(yesterday)
-      const resumed = await runCli(kit.installed(), ['export', '--out', today, '--checkpoint', checkpoint], { env: service.env })
-      expect(resumed).toMatchObject({ code: 1, stdout: '' })
-      expect(resumed.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${other.child.pid} on `))
-      // Not cut (the other export may still be adding what it had read before conversation 10).
-      expect(resumed.stderr).not.toContain('cutting')
-      expect(await sizeOf(yesterday)).toBeGreaterThanOrEqual(before)
-      expect(await exists(today)).toBe(false)
-      other.child.kill('SIGINT')
-      expect((await other.exit).code).toBe(130)
-    })
-
-    it('refuses, cutting nothing, when a full export has written that file since (its cursor file beside it): its lines would be lost', async () => {
-      const { service, yesterday, today, checkpoint } = await unfinishedYesterday()
-      await exportToEnd(service, ['--out', yesterday, '--max-items', '300']) // unfinished too: yesterday.cursor stays
-      const before = await readFile(yesterday, 'utf8')
-      const resumed = await exportRun(service, ['--out', today, '--checkpoint', checkpoint])
-      expect(resumed.code, resumed.stderr).toBe(1)
-      expect(resumed.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
-      expect(await readFile(yesterday, 'utf8')).toBe(before)
-      expect(await exists(today)).toBe(false)
-    })
-
-    it('a hard link to that file is another name with a lock of its own: that lock is taken too (exit 1 while another export appends through it)', async () => {
-      const { service, yesterday, checkpoint, saved } = await unfinishedYesterday()
-      const linked = file('linked.jsonl')
-      await link(yesterday, linked)
-      const held = hold(service, 10)
-      const other = start(service, ['--out', yesterday, '--checkpoint', file('other.checkpoint.json')])
-      await poll(async () => service.fake.requests.some((request) => request.path === held) && (await sizeOf(yesterday)) > saved)
-      const resumed = await runCli(kit.installed(), ['export', '--out', linked, '--checkpoint', checkpoint], { env: service.env })
-      expect(resumed).toMatchObject({ code: 1, stdout: '' })
-      expect(resumed.stderr).toMatch(new RegExp(`^chat-service: another export is running on these files \\(pid ${other.child.pid} on `))
-      expect(resumed.stderr).not.toContain('cutting')
-      other.child.kill('SIGINT')
-      expect((await other.exit).code).toBe(130)
-    })
-
-    it('the check for a full export is made again under the lock: one that began between the first check and the lock is not cut', async () => {
-      const { service, yesterday, today, checkpoint } = await unfinishedYesterday()
-      await appendFile(yesterday, '{"a line the killed run wrote past its saved point":') // something to cut
-      const resume = start(service, ['--out', today, '--checkpoint', checkpoint], { CHAT_SERVICE_DEBUG_STOP_AT: 'export:other-checked' })
-      await poll(() => resume.stderr().includes('stopped at export:other-checked'))
-      await exportToEnd(service, ['--out', yesterday, '--max-items', '300']) // unfinished: yesterday.cursor stays
-      const written = await readFile(yesterday, 'utf8')
-      resume.child.kill('SIGCONT')
-      const ended = await resume.exit
-      expect(ended.code, ended.stderr).toBe(1)
-      expect(ended.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
-      expect(await readFile(yesterday, 'utf8')).toBe(written)
-    })
-
-    it('takes no lock when that file ends at its saved point (nothing to cut: it may be archived, read-only)', async () => {
-      const { service, yesterday, today, checkpoint } = await unfinishedYesterday()
-      // A lock that cannot be taken (a directory in its place): taken, the resume would fail.
-      await mkdir(`${yesterday}.cursor.lock`)
-      const resumed = await exportRun(service, ['--out', today, '--checkpoint', checkpoint])
-      expect(resumed.code, resumed.stderr).toBe(0)
-      expect((await readFile(yesterday, 'utf8')) + (await readFile(today, 'utf8'))).toBe(lines(service))
-    })
-
-    it('into the same file too: refused, nothing cut, when an unfinished full export has written it since', async () => {
-      const { service, yesterday, checkpoint } = await unfinishedYesterday()
-      await exportToEnd(service, ['--out', yesterday, '--max-items', '300'])
-      const written = await readFile(yesterday, 'utf8')
-      const resumed = await exportRun(service, ['--out', yesterday, '--checkpoint', checkpoint])
-      expect(resumed.code, resumed.stderr).toBe(1)
-      expect(resumed.stderr).toContain(`${yesterday}.cursor beside it: an unfinished full export has written ${yesterday} since`)
-      expect(await readFile(yesterday, 'utf8')).toBe(written)
-    })
-
-    it('the same file spelled another way (a link in its path) is the same file: resumed in it', async () => {
-      const service = await serve()
-      const real = file('real')
-      await mkdir(real)
-      const link = file('link')
-      await symlink(real, link)
-      const checkpoint = file('messages.checkpoint.json')
-      await exportToEnd(service, ['--out', join(real, 'messages.jsonl'), '--checkpoint', checkpoint, '--max-items', '100'])
-      const resumed = await exportRun(service, ['--out', join(link, 'messages.jsonl'), '--checkpoint', checkpoint])
-      expect(resumed.code, resumed.stderr).toBe(0)
-      expect(resumed.stderr).not.toContain('the unfinished run wrote to')
-      await expectContent(join(real, 'messages.jsonl'), lines(service))
-    })
   })
 
   it('on a terminal: a progress bar with the rate and the time left', async () => {
