@@ -186,7 +186,8 @@ async function checkSaved(path: string, bytes: number, tail: string | undefined,
 
 /**
  * Cuts `path` back to `bytes`: the lines a crash left past the saved point, written again by this
- * run. Throws as {@link checkSaved} does.
+ * run. Throws as {@link checkSaved} does; with `refuseOverFull`, also when there is something
+ * to cut and an unfinished full export has written `path` since ({@link refuseOverFullExport}).
  */
 async function cutBack(
   run: Run,
@@ -195,9 +196,11 @@ async function cutBack(
   bytes: number,
   tail: string | undefined,
   stateFile: string,
+  refuseOverFull = false,
 ): Promise<void> {
   const size = await checkSaved(path, bytes, tail, stateFile)
   if (size > bytes) {
+    if (refuseOverFull) await refuseOverFullExport(path, stateFile)
     await lock.check()
     run.context.note(`cutting ${path} back from ${size} to ${bytes} bytes: the lines past the saved point are written again`)
     await onFile('cut back', path, 'the output', () => truncate(path, bytes))
@@ -219,26 +222,24 @@ async function refuseOverFullExport(path: string, stateFile: string): Promise<vo
 }
 
 /**
- * Cuts back the output of the unfinished `--checkpoint` run (`path`; this run writes `out`, the
- * same file or another, whose lock `lock` is held): refused over an unfinished full export's lines
- * ({@link refuseOverFullExport}). Another file (its name has the date in it, and midnight passed)
- * is checked first and left alone when it ends at its saved point (it may be archived, read-only);
- * else cut under its own lock, which any export writing it holds, its checks made again under it.
- * A name of the same file spelled otherwise (a hard link) has a lock of its own: taken too, unless
- * it is the very lock held (a link in the directory's path).
+ * Cuts back the output of the unfinished `--checkpoint` run (`path`), refused over an unfinished
+ * full export's lines ({@link refuseOverFullExport}). `sameAs`: this run's output when it is that
+ * very file (by identity), whose lock `lock` is held. Another file (its name has the date in it,
+ * and midnight passed) is checked first and left alone when it ends at its saved point (it may be
+ * archived, read-only); else cut under its own lock, which any export writing it holds, its checks
+ * made again under it. The same file under another name (a hard link) has a lock of its own: taken
+ * too, unless it is the very lock held (a link in the directory's path).
  */
 async function cutBackUnfinished(
   run: Run,
   lock: Pick<HeldLock, 'check'>,
   unfinished: { readonly path: string; readonly bytes: number; readonly tail: string | undefined },
-  out: string | undefined,
+  sameAs: string | undefined,
   stateFile: string,
 ): Promise<void> {
   const { path, bytes, tail } = unfinished
-  const same = out !== undefined && (await sameFile(path, out))
-  if (same && (out === path || (await sameFile(`${path}.cursor.lock`, `${out}.cursor.lock`)))) {
-    if ((await checkSaved(path, bytes, tail, stateFile)) > bytes) await refuseOverFullExport(path, stateFile)
-    await cutBack(run, lock, path, bytes, tail, stateFile)
+  if (sameAs !== undefined && (sameAs === path || (await sameFile(`${path}.cursor.lock`, `${sameAs}.cursor.lock`)))) {
+    await cutBack(run, lock, path, bytes, tail, stateFile, true)
     return
   }
   if ((await checkSaved(path, bytes, tail, stateFile)) === bytes) return
@@ -246,8 +247,7 @@ async function cutBackUnfinished(
   stopPoint('export:other-checked')
   const other = await takeLock(`${path}.cursor.lock`, `${path} (the output of the unfinished run)`, run.context.note)
   try {
-    if ((await checkSaved(path, bytes, tail, stateFile)) > bytes) await refuseOverFullExport(path, stateFile)
-    await cutBack(run, bothLocks(lock, other), path, bytes, tail, stateFile)
+    await cutBack(run, bothLocks(lock, other), path, bytes, tail, stateFile, true)
   } finally {
     await other.release()
   }
@@ -549,7 +549,7 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
       run,
       lock,
       { path, bytes: unfinished.bytes, tail: unfinished.tail },
-      target.kind === 'file' ? target.path : undefined,
+      sameOutput ? target.path : undefined,
       checkpointFile,
     )
     if (!sameOutput) context.note(`the unfinished run wrote to ${path}; this run goes on in ${out}`)
