@@ -19,7 +19,7 @@ import {
 import { BETA } from '../../src/internal/rate-limit/learner.ts'
 import { createFakeChatService, generateDataset, type FakeChatService, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { KEY_ID, KEY_SECRET, agent, tokenResponse } from '../helpers/fixtures.ts'
-import { startLoopback, type LoopbackServer } from '../helpers/loopback.ts'
+import { startLoopback, untilAnswered, type LoopbackServer } from '../helpers/loopback.ts'
 import { memoryStore } from '../helpers/memory-store.ts'
 import { ACCEPTED_BEFORE_429, acceptSome, onFakeClock } from '../helpers/pacing.ts'
 
@@ -585,9 +585,15 @@ describe('a store that fails never fails a call', () => {
     try {
       // Meets the 429, then waits for a token the store never grants.
       pending = Promise.resolve(client.agents.list()).catch((error: unknown) => error)
-      for (let elapsed = 0; elapsed < 4_000; elapsed += 100) await vi.advanceTimersByTimeAsync(100)
+      for (let elapsed = 0; elapsed < 4_000; elapsed += 100) {
+        await untilAnswered(server) // the 429 read before the clock moves on
+        await vi.advanceTimersByTimeAsync(100)
+      }
       expect(lines.filter((line) => line.includes('has granted no token'))).toEqual([])
-      for (let elapsed = 0; elapsed < 3_000; elapsed += 100) await vi.advanceTimersByTimeAsync(100)
+      for (let elapsed = 0; elapsed < 3_000; elapsed += 100) {
+        await untilAnswered(server) // the 429 read before the clock moves on
+        await vi.advanceTimersByTimeAsync(100)
+      }
     } finally {
       vi.useRealTimers()
     }

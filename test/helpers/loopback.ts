@@ -221,6 +221,28 @@ export async function until(predicate: () => boolean, ms = 5_000): Promise<void>
   }
 }
 
+/**
+ * Real turns of the event loop (`setImmediate`, which the fake clock tests leave real) until every
+ * request that reached `server` has been answered and no new one has come for three turns: the
+ * client has then read the replies and done what it does next (set its next timer). A fake clock
+ * moved in big steps does not wait for sockets: on a loaded machine a reply read only after the next
+ * step moved what the client did next by a whole step (a login retried each 1 s was sent 25 times
+ * in 60 fake seconds, not ~60). Call it before each step. Throws after 10,000 turns (a request never
+ * answered).
+ */
+export async function untilAnswered(server: Pick<LoopbackServer, 'arrivals'>): Promise<void> {
+  let quiet = 0
+  let seen = server.arrivals.length
+  for (let turn = 0; turn < 10_000; turn++) {
+    await new Promise((resolve) => setImmediate(resolve))
+    const answered = server.arrivals.every((arrival) => arrival.sentAt !== undefined)
+    quiet = answered && server.arrivals.length === seen ? quiet + 1 : 0
+    seen = server.arrivals.length
+    if (quiet === 3) return
+  }
+  throw new Error('A request to the loopback server was not answered in 10,000 turns of the event loop')
+}
+
 /** The rejection of `promise` (fails the test when it resolves). */
 export async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
   try {
