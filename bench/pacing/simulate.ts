@@ -6,7 +6,9 @@
  * the real benchmarks (bench/pacing/run.ts, bench/distributed/run.ts) run the SDK against the fake.
  *
  * - One process (the default): an export at 16 requests in flight (10 ms each) and a login call
- *   every 200 ms on the same client, as `bench:pacing` runs it.
+ *   every 200 ms on the same client, as `bench:pacing` runs it. The two are operations of their
+ *   own (`conversations.messages.list`, `auth.issueToken`): the last two limiters limit the login
+ *   calls alone too, within the key's limit (rate-limit/scope.ts).
  * - `--processes N`: N clients (processes) sharing a `rateLimitStore` with `take` (the contract's
  *   in-memory store, test/helpers/memory-store.ts, each call `--store-ms` away), `--per-process`
  *   requests in flight each, and the login calls on a client of their own with the same store, as
@@ -114,8 +116,8 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve()
 }
 
-/** A limiter: `undefined` when the request is let through, else its 429's headers. */
-type Limiter = (now: number) => Record<string, string> | undefined
+/** A limiter: `undefined` when the request (a login call's, or the export's) is let through, else its 429's headers. */
+type Limiter = (now: number, login: boolean) => Record<string, string> | undefined
 
 function tokenBucket(rate: number, burst: number, retryAfter: boolean): Limiter {
   let tokens = burst
@@ -151,7 +153,7 @@ function fixedWindow(limit: number, windowMs: number, retryAfter: boolean): Limi
 /** A token bucket whose 429 asks for the same long wait whatever the bucket holds (a conservative server), s. */
 function tokenBucketFixedWait(rate: number, burst: number, waitSeconds: number): Limiter {
   const bucket = tokenBucket(rate, burst, true)
-  return (now) => (bucket(now) === undefined ? undefined : { 'retry-after': String(waitSeconds) })
+  return (now) => (bucket(now, false) === undefined ? undefined : { 'retry-after': String(waitSeconds) })
 }
 
 /**
@@ -193,7 +195,12 @@ function slidingLog(limit: number, windowMs: number): Limiter {
 
 /** Two limiters at once: a request either refuses is refused (the first one counts it first). */
 function bothLimits(first: Limiter, second: Limiter): Limiter {
-  return (now) => first(now) ?? second(now)
+  return (now, login) => first(now, login) ?? second(now, login)
+}
+
+/** A limit on the login calls' endpoint alone (token issuance), before the key-wide one: only login calls are counted by `own`. */
+function loginsAlso(own: Limiter, keyWide: Limiter): Limiter {
+  return (now, login) => (login ? own(now, login) : undefined) ?? keyWide(now, login)
 }
 
 interface Result {
@@ -273,8 +280,11 @@ async function simulate(
   const end = start + durationMs
 
   const send = async (limits: RateLimits, priority: Priority): Promise<void> => {
+    const login = priority === 'interactive'
     const call: LimitedCall = {
-      request: { operation: 'simulate', method: 'GET', path: '/' },
+      request: login
+        ? { operation: 'auth.issueToken', method: 'POST', path: '/rest/v1/auth/token' }
+        : { operation: 'conversations.messages.list', method: 'GET', path: '/rest/v1/conversations/messages' },
       options,
       priority,
       signal,
@@ -291,7 +301,7 @@ async function simulate(
       const admitted = limits.admit(call)
       if (admitted !== undefined) await admitted
       const sentAt = limits.sending()
-      const headers = limiter(clock.now() + 1)
+      const headers = limiter(clock.now() + 1, login)
       // Each request takes 10 ms ± the jitter: without it every process's requests land in the
       // same instants, and one rule's figure depends on how ties fall.
       await clock.sleep(LATENCY_MS + (random() * 2 - 1) * jitterMs)
@@ -358,6 +368,17 @@ const scenarios: { name: string; limit: number; make: () => Limiter }[] = [
     name: 'bucket 200/s burst 20 + window 6000 per 60 s',
     limit: 100,
     make: () => bothLimits(tokenBucket(200, 20, true), fixedWindow(6_000, 60_000, true)),
+  },
+  // A limit on token issuance alone (the login calls ask 5 a second), within the key's 100/s.
+  {
+    name: 'bucket 100/s; logins alone 1/s, Retry-After',
+    limit: 100,
+    make: () => loginsAlso(tokenBucket(1, 1, true), tokenBucket(100, 20, true)),
+  },
+  {
+    name: 'bucket 100/s; logins alone 1/s, no Retry-After',
+    limit: 100,
+    make: () => loginsAlso(tokenBucket(1, 1, false), tokenBucket(100, 20, false)),
   },
 ]
 
