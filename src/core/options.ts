@@ -197,7 +197,9 @@ export interface RequestOptions {
    * tries, in all: a pause that other 429s or a `rateLimitStore` keep making longer rejects the call
    * with `RateLimitError` once waiting more would pass that); `'fail'` rejects at once, sending
    * nothing, with the `RateLimitError` of the 429 that started the pause, `retryAfterMs` being what
-   * is left of it (for a login path that would rather answer "busy" than wait).
+   * is left of it (for a login path that would rather answer "busy" than wait). Under `'fail'`, a
+   * 429 with `Retry-After` judged its operation's own limit (which pauses nothing: docs/rate-limits.md,
+   * "A limit on one endpoint alone") rejects its call at once with that 429 too.
    */
   rateLimitPause?: 'wait' | 'fail' | undefined
   /**

@@ -223,6 +223,16 @@ export function notRetriedError(the429: ReceivedResponse, request: RequestSummar
 }
 
 /**
+ * The {@link RateLimitError} of a call with `rateLimitPause: 'fail'` whose 429 was its operation's
+ * own limit (rate-limit/scope.ts) and asked for a wait: not waited, as a paused client is not.
+ */
+export function ownLimitError(the429: ReceivedResponse, request: RequestSummary, waitMs: number, redactor: Redactor): RateLimitError {
+  const view = errorView(the429, decodeBody(the429), request, redactor)
+  const why = `not retried (rateLimitPause: 'fail'): the service limits this operation on its own (its 429s come while the client's other requests are accepted) and asked to wait ${waitMs.toLocaleString('en-US')} ms (retryAfterMs)`
+  return new RateLimitError(view, `429 Too Many Requests: ${view.method} ${view.path}: ${why}`)
+}
+
+/**
  * The {@link RateLimitError} of a paced call that stopped retrying 429s because the service
  * accepted no request of its operation for `starvedMs` (see `rate-limit/limiter.ts`): the last 429's
  * status, headers, body and request id, and a message that says why it was not retried.

@@ -32,6 +32,7 @@ import { RateLimits, STARVED_MS, type LimitedCall, type Priority } from './rate-
 import {
   decodeBody,
   notRetriedError,
+  ownLimitError,
   responseValidationError,
   starvedError,
   statusError,
@@ -204,6 +205,7 @@ export class Transport {
           throw waitTooLongError(response, request, serverRequestedDelay(response.headers) ?? 0, this.redactor)
         }
         if (verdict.reason === 'starved') throw starvedError(response, request, STARVED_MS, this.redactor)
+        if (verdict.reason === 'own-limit') throw ownLimitError(response, request, verdict.waitMs, this.redactor)
         throw notRetriedError(response, request, this.redactor) // 'no-retries'
       }
       call.lastError = outcome.ok

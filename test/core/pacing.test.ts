@@ -444,20 +444,56 @@ describe('a limit on one endpoint alone (fake clock)', () => {
     const { settled, lists, logins } = await loginUnderItsOwnLimit(undefined)
     expect(settled).toBeInstanceOf(RateLimitError)
     expect((settled as RateLimitError).message).toContain('has answered only 429 for 60,000 ms')
-    expect(lists).toBeGreaterThan(30) // paced, from the least rate up: a 429 lowers the rate of the whole client
+    // The lists flow (one each 500 ms, ~130 in all): after the first 429 of token issuance, its 429s
+    // are its own (scope.ts) and lower nothing; judged the client's, they held the lists near 0.5 a second (49).
+    expect(lists).toBeGreaterThan(110)
     // A handful of token requests, not one per paced turn (632 in 300 ms before the backoff).
     expect(logins).toBeGreaterThan(5)
     expect(logins).toBeLessThan(20)
   })
 
-  it('with Retry-After: 1: sent again at each paced turn, not on a growing backoff, and ends with RateLimitError', async () => {
-    const { settled, logins } = await loginUnderItsOwnLimit('1')
+  it('with Retry-After: 1: sent again each second, not on a growing backoff, while the lists flow; ends with RateLimitError', async () => {
+    const { settled, logins, lists } = await loginUnderItsOwnLimit('1')
     expect(settled).toBeInstanceOf(RateLimitError)
-    // Each 429 keeps the whole client at the least rate, 0.5 a second: a try each 2 s, 30 in 60 s (the
-    // backoff on top of Retry-After sent ~13). Before untilAnswered, a loaded machine read some 429s a
-    // 500 ms step late and sent 25.
-    expect(logins).toBeGreaterThanOrEqual(28)
+    // What the service asked, each time: ~60 in 60 s. Judged the client's, each 429 paused the whole
+    // client and held it at the least rate, a try each 2 s (30) and 17 lists; the backoff on top of
+    // Retry-After sent ~13.
+    expect(logins).toBeGreaterThanOrEqual(55)
     expect(logins).toBeLessThanOrEqual(61)
+    expect(lists).toBeGreaterThan(100)
+  })
+})
+
+describe("a limit on one endpoint alone, with rateLimitPause: 'fail'", () => {
+  it("once its 429s show the limit is token issuance's own, a login call fails at once with its 429, and nothing else is paused", async () => {
+    const server = await startLoopback()
+    closers.push(() => server.close())
+    const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
+    server.respond((request) =>
+      request.target.startsWith('/rest/v1/auth/token')
+        ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }
+        : { body: page },
+    )
+    const client = loopbackClient(server, { rateLimitPause: 'fail' })
+    for (let i = 0; i < 5; i++) await client.agents.list()
+    // The first 429 of token issuance is the client's (one 429 cannot tell): the client is paused.
+    const first = await rejection(client.auth.issueToken({ userId: 'u-1' }))
+    expect(first).toBeInstanceOf(RateLimitError)
+    expect(client.rateLimitedUntil).toBeDefined()
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    // Answers are counted from the first 429 on (before it, the client counts nothing it need not).
+    await client.agents.list()
+    await client.agents.list()
+    // The second, with the lists accepted since and none refused: its own. Not waited, and no pause.
+    const second = await rejection(client.auth.issueToken({ userId: 'u-1' }))
+    expect(second).toBeInstanceOf(RateLimitError)
+    expect((second as RateLimitError).message).toContain(
+      "not retried (rateLimitPause: 'fail'): the service limits this operation on its own",
+    )
+    expect((second as RateLimitError).retryAfterMs).toBe(1_000)
+    expect(client.rateLimitedUntil).toBeUndefined()
+    await client.agents.list()
+    expect(server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/auth/token'))).toHaveLength(2)
   })
 })
 

@@ -182,6 +182,8 @@ export const ACCEPTED_FLOOR = 0.5
 export const SETTLE_MS = 100
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
+/** Decreases that {@link RateLearner.restore} can give back, the last ones. */
+export const KEPT_DECREASES = 8
 /** The window the accepted and sent rates are measured over, ms. */
 export const WINDOW_MS = 2_000
 /** Pacing ends after this long without a 429, ms. */
@@ -259,6 +261,12 @@ export class RateLearner {
   #decreasedAt = 0
   /** Whether a request sent after the last decrease was accepted. */
   #acceptedSinceDecrease = false
+  /** What the last decreases replaced, the last one last (at most {@link KEPT_DECREASES}): given back by {@link RateLearner.restore}. */
+  readonly #beforeDecreases: {
+    readonly learned: LearnedRate | undefined
+    readonly decreasedAt: number
+    readonly acceptedSinceDecrease: boolean
+  }[] = []
   readonly #accepted = new SlotCounter()
   readonly #sent = new SlotCounter()
   /** Paused time (ms) per slot: taken out of the span the rates are measured over. */
@@ -326,6 +334,22 @@ export class RateLearner {
     if (this.#learned !== undefined && sentAt > this.#decreasedAt) this.#acceptedSinceDecrease = true
   }
 
+  /**
+   * Gives back the decrease that set `learned`, if it is still the last one in force: its 429 proved
+   * one operation's own limit, not the client's (scope.ts). The rate is then what it was before it
+   * (unpaced, if it was the first 429), and the decrease before that may be given back in turn (the
+   * last {@link KEPT_DECREASES}). Returns whether it did.
+   */
+  restore(learned: LearnedRate): boolean {
+    if (this.#learned !== learned) return false
+    const before = this.#beforeDecreases.pop()
+    if (before === undefined) return false
+    this.#learned = before.learned
+    this.#decreasedAt = before.decreasedAt
+    this.#acceptedSinceDecrease = before.acceptedSinceDecrease
+    return true
+  }
+
   /** The client is paused (a `Retry-After`, a closed service) for `ms` from `now`: not time in which it could send. */
   paused(now: number, ms: number): void {
     this.#paused.add(now, Math.min(ms, WINDOW_MS))
@@ -383,6 +407,8 @@ export class RateLearner {
     // The climb starts once the client may send again: a pause (`Retry-After`) teaches nothing about
     // the rate, and a climb timed from the 429 would come out of a 1 s pause two doublings higher.
     if (pauseMs > 0) learned = { ...learned, at: now + pauseMs }
+    this.#beforeDecreases.push({ learned: before, decreasedAt: this.#decreasedAt, acceptedSinceDecrease: this.#acceptedSinceDecrease })
+    if (this.#beforeDecreases.length > KEPT_DECREASES) this.#beforeDecreases.shift()
     this.#learned = learned
     this.#decreasedAt = now
     this.#acceptedSinceDecrease = false

@@ -17,6 +17,10 @@
  *   answers its retries at once while the rest flows), not counted against `maxRetries`, until the
  *   service has accepted nothing of this call's operation for {@link STARVED_MS}; with
  *   `pacing: 'off'`, 0.3's rule (a retry like a 503, pausing the client).
+ * - Whose limit a 429 is (`scope.ts`): the client's lowers the rate and pauses the client; from an
+ *   operation's second 429 on, one that the answers around it show to be the operation's own (the
+ *   others accepted meanwhile) does neither, its call waits alone, and the lowerings that
+ *   operation's earlier 429s made are given back.
  * - Reports: rate changes are logged and published on {@link PACING_CHANNEL}.
  */
 import type { LearnedRate, RateLimitGrant, RateLimitStore } from '../../core/options.ts'
@@ -30,8 +34,9 @@ import type { ResolvedOptions } from '../resolved-options.ts'
 import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
 import type { SdkLogger } from '../sdk-logger.ts'
 import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
-import { MIN_RATE, RateLearner, type Refusal } from './learner.ts'
+import { KEPT_DECREASES, MIN_RATE, RateLearner, type Refusal } from './learner.ts'
 import { describeError, describeValue, RateLimitPause } from './pause.ts'
+import { LimitScopes } from './scope.ts'
 import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Lease } from './shared.ts'
 
 export type { Priority }
@@ -100,6 +105,8 @@ export type RefusedVerdict =
   /** Sent again when the rate allows, and not before `waitMs` from now. */
   | { readonly retry: true; readonly waitMs: number }
   | { readonly retry: false; readonly reason: 'wait-too-long' | 'starved' | 'no-retries' }
+  /** `rateLimitPause: 'fail'`, and the 429 was the operation's own limit asking for `waitMs` (scope.ts). */
+  | { readonly retry: false; readonly reason: 'own-limit'; readonly waitMs: number }
   /** `pacing: 'off'`: decided as any retryable failure (`retry-policy.ts`). */
   | undefined
 
@@ -117,6 +124,10 @@ export class RateLimits {
   readonly #redactor: Redactor
   readonly #clock: Clock
   readonly #learner = new RateLearner()
+  /** Whose limit each 429 is: the client's, or its operation's own (scope.ts). */
+  readonly #scopes = new LimitScopes()
+  /** The last lowerings of the rate (the last one last; as many as the learner can give back), and the operation whose 429 made each: given back if those 429s prove the operation's own. */
+  readonly #lowerings: { readonly operation: string; readonly learned: LearnedRate }[] = []
   /** Made at the first 429: from then on every attempt takes a token. */
   #lanes: LanesState | undefined
   /** A learned rate this process found that the store has not been told yet. */
@@ -191,7 +202,10 @@ export class RateLimits {
     if (!this.#adaptive) return
     const now = this.#clock.now()
     // Read by the starvation rule, against a 429's time: nothing accepted before the first 429 counts.
-    if (!this.#quiet) this.#acceptedAt.set(call.request.operation, now)
+    if (!this.#quiet) {
+      this.#acceptedAt.set(call.request.operation, now)
+      this.#scopes.accepted(call.request.operation, now)
+    }
     this.#closedStreak = 0
     if (this.#store?.take !== undefined) this.#acceptedUntold++
     // Counted unpaced too: the first 429's estimate of the limit is what was accepted before it.
@@ -226,6 +240,8 @@ export class RateLimits {
     call.refusedSince ??= now
     call.refusals++
     const lanes = this.#paced(now)
+    // An operation's own limit: nothing of the client's rate or pause; its call waits what its 429 asked.
+    if (this.#scopes.refused(call.request.operation, now) === 'operation') return this.#retryAlone(call, now, waitMs)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
       // A first 429 met while the store's learned rate is being read waits for that answer: this
@@ -239,6 +255,8 @@ export class RateLimits {
     }
     let holdMs = waitMs ?? 0
     if (refusal.kind === 'lowered') {
+      this.#lowerings.push({ operation: call.request.operation, learned: refusal.learned })
+      if (this.#lowerings.length > KEPT_DECREASES) this.#lowerings.shift()
       this.#lowered(refusal.learned, lanes, call.options.log)
     } else if (refusal.kind === 'closed' && sentAt > this.#closedAt) {
       this.#closedStreak++
@@ -246,15 +264,44 @@ export class RateLimits {
       holdMs = Math.max(holdMs, Math.min(MAX_CLOSED_HOLD_MS, CLOSED_HOLD_MS * 2 ** (this.#closedStreak - 1)))
     }
     if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
+    // With a `Retry-After`, the pause holds this call (and every other) for it, as `rateLimitPause`
+    // says; the least wait between two attempts still applies. Without one, the call's own backoff.
+    return this.#verdict(call, now, waitMs === undefined ? refusedBackoff(call.refusals) : MIN_RETRY_DELAY_MS)
+  }
+
+  /**
+   * A 429 of the operation's own limit (scope.ts): the call waits its `Retry-After`, else its
+   * backoff, alone. The lowerings its 429s made before they could be told apart are given back while they are the last
+   * (the climb from it took 20 s and more after a 1 s `Retry-After`), unless the store shares the
+   * rate: the other processes have taken the lowered one, and a rate given back here would not reach
+   * them.
+   */
+  #retryAlone(call: LimitedCall, now: number, waitMs: number | undefined): RefusedVerdict {
+    let restored = false
+    const sharesRate = this.#store?.take !== undefined
+    for (let last = this.#lowerings.at(-1); !sharesRate && last?.operation === call.request.operation; last = this.#lowerings.at(-1)) {
+      this.#lowerings.pop()
+      if (!this.#learner.restore(last.learned)) break
+      restored = true
+    }
+    if (restored) {
+      this.#lanes?.lanes.changed()
+      this.#report('raised', call.options.log)
+    }
+    // A call that would rather fail than wait out a pause fails rather than wait out its own limit's.
+    if (waitMs !== undefined && call.options.rateLimitPause === 'fail') return { retry: false, reason: 'own-limit', waitMs }
+    return this.#verdict(call, now, waitMs ?? refusedBackoff(call.refusals))
+  }
+
+  /** Whether a call refused with 429 goes on, after `waitMs`. */
+  #verdict(call: LimitedCall, now: number, waitMs: number): RefusedVerdict {
     // `maxRetries: 0` means no retry at all: the rate is learned, the call ends with the 429.
     if (call.options.maxRetries === 0) return { retry: false, reason: 'no-retries' }
     // Starved: refused for 60 s, and no request of its operation accepted in those 60 s either (one
     // accepted since its first 429 restarts the count, it does not stop it for good).
     const accepted = this.#acceptedAt.get(call.request.operation) ?? Number.NEGATIVE_INFINITY
-    if (now - Math.max(call.refusedSince, accepted) >= STARVED_MS) return { retry: false, reason: 'starved' }
-    // With a `Retry-After`, the pause holds this call (and every other) for it, as `rateLimitPause`
-    // says; the least wait between two attempts still applies. Without one, the call's own backoff.
-    return { retry: true, waitMs: waitMs === undefined ? refusedBackoff(call.refusals) : MIN_RETRY_DELAY_MS }
+    if (now - Math.max(call.refusedSince ?? now, accepted) >= STARVED_MS) return { retry: false, reason: 'starved' }
+    return { retry: true, waitMs }
   }
 
   /** The rate was lowered (a 429 of this process): to tell the store, and the tokens there are thrown away. */

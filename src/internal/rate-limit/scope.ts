@@ -1,0 +1,127 @@
+/**
+ * Whose limit a 429 is: the client's (the key pair's budget, which every operation spends), or one
+ * operation's own (a service that limits token issuance alone, say, while lists flow). Pure
+ * bookkeeping over times in ms (no timers, no I/O), read by `limiter.ts` and the simulation.
+ *
+ * A 429 of the client's limit lowers the paced rate of the whole client and pauses it for its
+ * `Retry-After`; one of an operation's own limit must do neither, or every 429 of that operation
+ * holds the whole client near the least rate: against a 1/s limit on login calls alone, within a
+ * key's 100/s, an export got 0.009 of the 100/s (bench/pacing/simulate.ts, BENCHMARKS.md).
+ *
+ * One 429 cannot tell them apart; the answers around it can. Over the last {@link WINDOW_MS}, a 429
+ * of operation X is X's own when:
+ *
+ * - X met at least {@link MIN_REFUSED} 429s (this one counted), and they were at least
+ *   {@link MIN_REFUSED_SHARE} of its answers: an operation limited alone, sent more often than its
+ *   limit, is refused most of the time, where the client's limit refuses a few requests at each
+ *   touch;
+ * - the other operations had at least {@link MIN_OTHERS_ACCEPTED} requests accepted, and met 429s
+ *   at no more than {@link OTHERS_SHARE_RATIO} times X's share: the client's limit refuses whatever
+ *   is sent when it is met, an export's pages and login calls alike.
+ *
+ * Answers are counted by when they came, in whole seconds. The first 429 of an operation is always
+ * the client's (X has met one 429 only): that costs one lowering and one pause, and the others' next
+ * answers show whose it was. A 429 judged the operation's own by mistake (the client's limit after
+ * all) lowers nothing, but the others' next 429 does, and raises their share, which makes X's next
+ * 429 the client's again.
+ */
+
+/** Whose limit a 429 is (see the module's comment). */
+export type LimitScope = 'client' | 'operation'
+
+/** How far back the answers are counted, ms (in whole seconds: {@link SLOTS} of 1,000 ms). */
+export const WINDOW_MS = 3_000
+/** 429s of an operation in the window, at least, for one to be its own. */
+export const MIN_REFUSED = 2
+/** Share of an operation's answers in the window that were 429s, at least, for one to be its own. */
+export const MIN_REFUSED_SHARE = 0.5
+/** Requests of other operations accepted in the window, at least, for a 429 to be its operation's own. */
+export const MIN_OTHERS_ACCEPTED = 2
+/** The other operations' share of 429s in the window, at most this times the operation's, for a 429 to be its own. */
+export const OTHERS_SHARE_RATIO = 0.1
+
+/** A 429 judged its operation's own keeps that verdict for the next of that operation this long after it, ms, while the others' answers agree. */
+export const KEPT_MS = 60_000
+
+const SLOT_MS = 1_000
+const SLOTS = WINDOW_MS / SLOT_MS
+
+/** One operation's answers in each of the last {@link SLOTS} seconds. */
+class Answers {
+  readonly #slots = Array.from({ length: SLOTS }, () => ({ second: -1, accepted: 0, refused: 0 }))
+
+  add(now: number, refused: boolean): void {
+    const second = Math.floor(now / SLOT_MS)
+    let slot = this.#slots.find((candidate) => candidate.second === second)
+    if (slot === undefined) {
+      // The oldest second makes way (the clock may step back a little: a slot is found by its second, not its index).
+      slot = this.#slots.reduce((oldest, candidate) => (candidate.second < oldest.second ? candidate : oldest))
+      slot.second = second
+      slot.accepted = 0
+      slot.refused = 0
+    }
+    if (refused) slot.refused++
+    else slot.accepted++
+  }
+
+  /** Accepted and refused in the window ending at `now`. */
+  count(now: number): { accepted: number; refused: number } {
+    const first = Math.floor(now / SLOT_MS) - SLOTS + 1
+    let accepted = 0
+    let refused = 0
+    for (const slot of this.#slots) {
+      if (slot.second < first) continue
+      accepted += slot.accepted
+      refused += slot.refused
+    }
+    return { accepted, refused }
+  }
+}
+
+/** Judges each 429 of a client (see the module's comment); fed from the client's first 429 on. */
+export class LimitScopes {
+  /** Answers by operation (a dozen operations at most: one per endpoint). */
+  readonly #answers = new Map<string, Answers>()
+  /** Operations whose last 429 was judged their own, and when. */
+  readonly #alone = new Map<string, number>()
+
+  /** A request of `operation` was answered with anything but 429 at `now`. */
+  accepted(operation: string, now: number): void {
+    this.#of(operation).add(now, false)
+  }
+
+  /** A request of `operation` was answered 429 at `now`: whose limit it is. */
+  refused(operation: string, now: number): LimitScope {
+    const own = this.#of(operation)
+    own.add(now, true)
+    const mine = own.count(now)
+    const judged = this.#alone.get(operation)
+    const known = judged !== undefined && now - judged <= KEPT_MS
+    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
+    let accepted = 0
+    let refused = 0
+    for (const [other, answers] of this.#answers) {
+      if (other === operation) continue
+      const theirs = answers.count(now)
+      accepted += theirs.accepted
+      refused += theirs.refused
+    }
+    if (accepted < MIN_OTHERS_ACCEPTED) {
+      this.#alone.delete(operation)
+      return 'client'
+    }
+    const share = mine.refused / (mine.accepted + mine.refused)
+    if (refused > OTHERS_SHARE_RATIO * share * (accepted + refused)) {
+      this.#alone.delete(operation)
+      return 'client'
+    }
+    this.#alone.set(operation, now)
+    return 'operation'
+  }
+
+  #of(operation: string): Answers {
+    let answers = this.#answers.get(operation)
+    if (answers === undefined) this.#answers.set(operation, (answers = new Answers()))
+    return answers
+  }
+}
