@@ -8,6 +8,7 @@
  * @module
  */
 import { errorResponse, jsonResponse, type FakeResponse } from './http.ts'
+import type { EndpointName } from './rate-limit.ts'
 import { pageOf, parsePaging } from './paging.ts'
 import { isPlainObject, type Call, type Endpoint, type Json } from './router.ts'
 import { nextUpdatedAt } from './state.ts'
@@ -29,10 +30,24 @@ const HANDLERS = {
   listMessages,
 } satisfies Record<EndpointKey, (call: Call) => FakeResponse>
 
+/**
+ * Each endpoint as the spec writes it (its method and path, a parameter as `:id`): the name a limit
+ * of `rateLimit.endpoints` is given by (rate-limit.ts).
+ */
+export const ENDPOINT_NAMES = {
+  issueToken: 'POST /rest/v1/auth/token',
+  listCustomerUsers: 'GET /rest/v1/customer-users',
+  updateCustomerUser: 'PUT /rest/v1/customer-users/:id',
+  listAgents: 'GET /rest/v1/agents',
+  listConversations: 'GET /rest/v1/conversations',
+  listMessages: 'GET /rest/v1/conversations/:id/messages',
+} as const satisfies Record<EndpointKey, EndpointName>
+
 /** Every endpoint of the fake, in the spec's order: the table's method, path and body members, and its handler. */
 export const ROUTES: readonly Endpoint[] = (Object.keys(SPEC) as EndpointKey[]).map((key) => {
   const { method, path, bodyFields } = SPEC[key] as SpecEndpoint
   return {
+    name: ENDPOINT_NAMES[key],
     method,
     // The table writes a parameter `{name}`; the router reads `:name`.
     path: path.replace(/\{(\w+)\}/g, ':$1'),

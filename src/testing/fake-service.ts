@@ -12,6 +12,7 @@ import { Engine } from './engine.ts'
 import { ListMoves } from './list-moves.ts'
 import { startHttpServer } from './http-server.ts'
 import { ENGINE_KEY } from './engine-key.ts'
+import { ENDPOINT_NAMES } from './endpoints.ts'
 import { RateLimiter } from './rate-limit.ts'
 import { ServiceState, type CompanyState } from './state.ts'
 import { TokenSigner } from './token.ts'
@@ -155,7 +156,8 @@ export interface FakeChatService {
  * @throws TypeError when a header of `deprecation` is not a string; RangeError when `latencyMs` is negative or not finite, `recordRequests` is a number that is
  * not an integer of at least 0, `compression` is none of `true`, `false`, `'off'`, `'gzip'` and
  * `'br'`, `compressionMinBytes` is not an integer of at least 0, or `rateLimit` is out of range
- * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1); Error when `seed` is
+ * (`requestsPerSecond` must be above 0, `burst` an integer of at least 1; `endpoints` names endpoints
+ * of the spec); Error when `seed` is
  * invalid (duplicate ids, unknown conversations, a key registered twice).
  */
 export function createFakeChatService(options: FakeChatServiceOptions = {}): FakeChatService {
@@ -164,7 +166,7 @@ export function createFakeChatService(options: FakeChatServiceOptions = {}): Fak
   const tokens = new TokenSigner(options.tokenSecret ?? randomBytes(32).toString('hex'))
   const latencyMs = options.latencyMs ?? 0
   if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new RangeError('chat-service-sdk/testing: latencyMs must be >= 0')
-  const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit)
+  const rateLimit = options.rateLimit === undefined ? undefined : new RateLimiter(options.rateLimit, Object.values(ENDPOINT_NAMES))
   const moves = new ListMoves()
   const engine = new Engine(
     { state, filterMatch: options.filterMatch ?? 'exact', now, tokens, rateLimit, moves },

@@ -18,6 +18,10 @@
  * least 1). Either way, `retryAfter: 'milliseconds'` sends `retry-after-ms` (the exact wait)
  * instead, and `'none'` no header at all.
  *
+ * A limit of one endpoint (`endpoints`, keyed by the endpoint as the spec writes it) is a limiter of
+ * the same kinds, per key pair, taken before the key pair's: a request it refuses takes nothing of
+ * the key pair's, and its 429 names the endpoint.
+ *
  * What counts, for both:
  * - a request counts once its credentials are valid (after routing, body and credentials checks,
  *   before the endpoint's own), whatever the endpoint then answers. Requests that fail before
@@ -32,6 +36,9 @@
  */
 import type { RateLimitOptions } from './types.ts'
 
+/** An endpoint as the spec writes it (`'POST /rest/v1/auth/token'`): the key of `rateLimit.endpoints`. */
+export type EndpointName = keyof NonNullable<RateLimitOptions['endpoints']>
+
 /** One limiter's state for one key pair. */
 interface Bucket {
   /** Token bucket: tokens left; fixed window: requests left in the window. */
@@ -43,6 +50,12 @@ interface Bucket {
 /** The headers of a 429, or `undefined` when the request may go on. */
 export type Refusal = Readonly<Record<string, string>> | undefined
 
+/** A request refused: the headers of its 429, and the endpoint whose own limit refused it (`undefined`: the key pair's). */
+export interface RefusedBy {
+  readonly headers: Readonly<Record<string, string>>
+  readonly endpoint: EndpointName | undefined
+}
+
 /** The rate limit of one fake: a bucket or a window per key pair. */
 export class RateLimiter {
   readonly #rate: number
@@ -50,45 +63,71 @@ export class RateLimiter {
   readonly #windowMs: number | undefined
   readonly #retryAfter: 'seconds' | 'milliseconds' | 'none'
   readonly #buckets = new Map<string, Bucket>()
+  /** The limits of single endpoints (`endpoints`), each a limiter of its own. */
+  readonly #endpoints = new Map<string, RateLimiter>()
 
   /**
+   * `known`: the endpoints a limit of `endpoints` may name.
    * @throws RangeError when `requestsPerSecond` is not a finite number above 0, `burst` not an
-   * integer of at least 1, `windowMs` not an integer from 1 to 3,600,000, or `algorithm` or
-   * `retryAfter` unknown.
+   * integer of at least 1, `windowMs` not an integer from 1 to 3,600,000, `algorithm` or
+   * `retryAfter` unknown (for the key pair's limit or an endpoint's), or `endpoints` names an
+   * endpoint that is not in `known`.
    */
-  constructor(options: RateLimitOptions) {
+  constructor(options: RateLimitOptions, known: readonly EndpointName[] = [], field = 'rateLimit') {
     const given = options as Partial<RateLimitOptions> | undefined
     const rate = given?.requestsPerSecond
     if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0) {
-      throw new RangeError('chat-service-sdk/testing: rateLimit.requestsPerSecond must be a finite number > 0')
+      throw new RangeError(`chat-service-sdk/testing: ${field}.requestsPerSecond must be a finite number > 0`)
     }
     // Checked at run time too: a JavaScript caller (or a JSON config) can pass anything.
     const algorithm: unknown = given?.algorithm ?? 'token-bucket'
     if (algorithm !== 'token-bucket' && algorithm !== 'fixed-window') {
-      throw new RangeError("chat-service-sdk/testing: rateLimit.algorithm must be 'token-bucket' or 'fixed-window'")
+      throw new RangeError(`chat-service-sdk/testing: ${field}.algorithm must be 'token-bucket' or 'fixed-window'`)
     }
     const retryAfter: unknown = given?.retryAfter ?? 'seconds'
     if (retryAfter !== 'seconds' && retryAfter !== 'milliseconds' && retryAfter !== 'none') {
-      throw new RangeError("chat-service-sdk/testing: rateLimit.retryAfter must be 'seconds', 'milliseconds' or 'none'")
+      throw new RangeError(`chat-service-sdk/testing: ${field}.retryAfter must be 'seconds', 'milliseconds' or 'none'`)
     }
     this.#rate = rate
     this.#retryAfter = retryAfter
+    const endpoints: unknown = given?.endpoints ?? {}
+    if (endpoints === null || typeof endpoints !== 'object' || Array.isArray(endpoints))
+      throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints must be an object keyed by endpoint (${known.join(', ')})`)
+    for (const [name, limit] of Object.entries(endpoints)) {
+      if (!(known as readonly string[]).includes(name))
+        throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints names ${JSON.stringify(name)}, no endpoint of the spec: one of ${known.join(', ')}`)
+      if ((limit as Partial<RateLimitOptions> | undefined)?.endpoints !== undefined)
+        throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints[${JSON.stringify(name)}] has endpoints of its own`)
+      this.#endpoints.set(name, new RateLimiter(limit as RateLimitOptions, [], `${field}.endpoints[${JSON.stringify(name)}]`))
+    }
     if (algorithm === 'fixed-window') {
       const windowMs = given?.windowMs ?? 1_000
       if (!Number.isSafeInteger(windowMs) || windowMs < 1 || windowMs > 3_600_000) {
-        throw new RangeError('chat-service-sdk/testing: rateLimit.windowMs must be an integer from 1 to 3,600,000')
+        throw new RangeError(`chat-service-sdk/testing: ${field}.windowMs must be an integer from 1 to 3,600,000`)
       }
       this.#windowMs = windowMs
       this.#burst = Math.max(1, Math.floor((rate * windowMs) / 1000))
       return
     }
     const burst = given?.burst ?? Math.max(1, Math.ceil(rate))
-    if (!Number.isSafeInteger(burst) || burst < 1) throw new RangeError('chat-service-sdk/testing: rateLimit.burst must be an integer >= 1')
+    if (!Number.isSafeInteger(burst) || burst < 1) throw new RangeError(`chat-service-sdk/testing: ${field}.burst must be an integer >= 1`)
     this.#burst = burst
   }
 
-  /** Takes one request's share for `keyId`: `undefined` when it may go on, else the headers of its 429. */
-  take(keyId: string, now: number = Date.now()): Refusal {
+  /**
+   * Takes one request's share for `keyId`, of `endpoint`'s own limit first when it has one:
+   * `undefined` when it may go on, else the headers of its 429 and whose limit refused it.
+   */
+  take(keyId: string, endpoint?: EndpointName, now: number = Date.now()): RefusedBy | undefined {
+    const limiter = endpoint === undefined ? undefined : this.#endpoints.get(endpoint)
+    const own = limiter === undefined ? undefined : limiter.#take(keyId, now)
+    if (own !== undefined) return { headers: own, endpoint }
+    const headers = this.#take(keyId, now)
+    return headers === undefined ? undefined : { headers, endpoint: undefined }
+  }
+
+  /** This limiter's share for `keyId`: `undefined` when it may go on, else the headers of its 429. */
+  #take(keyId: string, now: number): Refusal {
     const waitMs = this.#windowMs === undefined ? this.#fromBucket(keyId, now) : this.#fromWindow(keyId, now, this.#windowMs)
     if (waitMs === undefined) return undefined
     if (this.#retryAfter === 'none') return {}
@@ -96,9 +135,10 @@ export class RateLimiter {
     return { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) }
   }
 
-  /** Forgets every bucket and window (all full again). */
+  /** Forgets every bucket and window (all full again), the endpoints' too. */
   clear(): void {
     this.#buckets.clear()
+    for (const limiter of this.#endpoints.values()) limiter.clear()
   }
 
   /** Token bucket: `undefined` when a token was taken, else the ms until one is back. */

@@ -11,7 +11,7 @@
 import { errorResponse, isJsonContentType, type FakeRequest, type FakeResponse } from './http.ts'
 import { companyForInvisibleBody } from './invisible-body.ts'
 import type { ListMoves } from './list-moves.ts'
-import type { RateLimiter } from './rate-limit.ts'
+import type { EndpointName, RateLimiter } from './rate-limit.ts'
 import type { CompanyState, ServiceState } from './state.ts'
 import type { TokenSigner } from './token.ts'
 import type { FilterMatch } from './types.ts'
@@ -49,6 +49,8 @@ export interface Call {
 
 /** One endpoint of the service. */
 export interface Endpoint {
+  /** The endpoint as the spec writes it (`'POST /rest/v1/auth/token'`): what a limit of `rateLimit.endpoints` names. */
+  name: EndpointName
   /** Upper-case method. */
   method: string
   /** Path after `/rest/v1`, e.g. `/customer-users/:id` (`:name` is a parameter, one segment). */
@@ -116,11 +118,13 @@ export class Router {
       body = parsed.value
     }
     // After the credentials: only a key pair that exists is charged (rate-limit.ts says why).
-    const refusal = ctx.rateLimit?.take(keyId)
+    const refusal = ctx.rateLimit?.take(keyId, endpoint.name)
     if (refusal !== undefined) {
-      const wait = refusal['retry-after'] ?? refusal['retry-after-ms']
-      const after = wait === undefined ? '' : `: retry after ${wait} ${refusal['retry-after'] === undefined ? 'ms' : 's'}`
-      return errorResponse(429, `Rate limit exceeded for API key ${keyId}${after}`, refusal)
+      const { headers } = refusal
+      const wait = headers['retry-after'] ?? headers['retry-after-ms']
+      const after = wait === undefined ? '' : `: retry after ${wait} ${headers['retry-after'] === undefined ? 'ms' : 's'}`
+      const whose = refusal.endpoint === undefined ? '' : ` on ${refusal.endpoint}`
+      return errorResponse(429, `Rate limit exceeded for API key ${keyId}${whose}${after}`, headers)
     }
     return endpoint.handle({ ctx, req, company, params, query: new URLSearchParams(req.search), body })
   }

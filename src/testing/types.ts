@@ -219,6 +219,27 @@ export interface RateLimitOptions {
   windowMs?: number | undefined
   /** How a 429 tells the wait: `'seconds'` (default), `'milliseconds'` or `'none'`. */
   retryAfter?: 'seconds' | 'milliseconds' | 'none' | undefined
+  /**
+   * Limits of single endpoints within the key pair's, as services limit token issuance (logins)
+   * on its own: keyed by the endpoint as the spec writes it (`'POST /rest/v1/auth/token'`), each
+   * the same options as the key pair's but `endpoints`. A request of a listed endpoint takes its
+   * share of that endpoint's bucket or window (per key pair) first, and of the key pair's only if
+   * that one let it through; a 429 of an endpoint's own limit names the endpoint in its message.
+   * Default: none. TESTING.md, "Rate limits".
+   */
+  endpoints?:
+    | Partial<
+        Record<
+          | 'POST /rest/v1/auth/token'
+          | 'GET /rest/v1/customer-users'
+          | 'PUT /rest/v1/customer-users/:id'
+          | 'GET /rest/v1/agents'
+          | 'GET /rest/v1/conversations'
+          | 'GET /rest/v1/conversations/:id/messages',
+          Omit<RateLimitOptions, 'endpoints'>
+        >
+      >
+    | undefined
 }
 
 /** Options of `createFakeChatService`. */

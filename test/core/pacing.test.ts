@@ -464,6 +464,45 @@ describe('a limit on one endpoint alone (fake clock)', () => {
   })
 })
 
+describe('a limit on token issuance alone, on the fake (rateLimit.endpoints)', () => {
+  it("an export beside login calls refused by their own 1/s limit keeps to the key pair's 50/s, not to the logins' limit", async () => {
+    const { fake, server } = await limitedFake(
+      { requestsPerSecond: 50, burst: 10, endpoints: { 'POST /rest/v1/auth/token': { requestsPerSecond: 1, burst: 1 } } },
+      { conversations: 10, messages: 1_000 },
+    )
+    const client = clientOf(server)
+    let tokens = 0
+    // Fake time: a login call each 200 ms (5 a second of a 1/s limit) for as long as the export runs.
+    const { seen, ms } = await onFakeClock(async () => {
+      const started = Date.now()
+      let done = false
+      const logins = (async () => {
+        while (!done) {
+          const began = Date.now()
+          await client.auth.issueToken({ userId: 'ext_1' }).then(
+            () => tokens++,
+            () => undefined,
+          )
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, 200 - (Date.now() - began))))
+        }
+      })()
+      const exported = await exportAll(client)
+      const elapsed = Date.now() - started
+      done = true
+      await logins
+      return { seen: exported, ms: elapsed }
+    })
+    expect(seen).toEqual(expectedMessages(fake))
+    const pages = fake.requests.filter((r) => r.path.includes('/messages') && r.status === 200).length
+    // 105 pages in 5.9-7.1 s of fake time (the key pair's own 429s, at the start, pause it 1 s each);
+    // with every token 429 taken for the key pair's, the export kept near the least rate, and this
+    // test ran out of its 20 s of real time.
+    expect(pages).toBeGreaterThan(100)
+    expect(ms).toBeLessThan(10_000)
+    expect(tokens).toBeGreaterThan(0)
+  })
+})
+
 describe("a limit on one endpoint alone, with rateLimitPause: 'fail'", () => {
   it("once its 429s show the limit is token issuance's own, a login call fails at once with its 429, and nothing else is paused", async () => {
     const server = await startLoopback()

@@ -157,7 +157,47 @@ describe('rateLimit at the wire', () => {
     expect(exact.headers['retry-after']).toBeUndefined()
   })
 
+  it("endpoints: an endpoint's own limit is taken first (per key pair), then the key pair's; its 429 names the endpoint", async () => {
+    const start = Date.UTC(2030, 0, 1)
+    vi.useFakeTimers({ toFake: ['Date'], now: start })
+    const { fake, url } = await limited({
+      requestsPerSecond: 100,
+      burst: 4,
+      endpoints: { 'POST /rest/v1/auth/token': { requestsPerSecond: 1, burst: 1 } },
+    })
+    const token = (key: object = KEY_A) => call<ErrorBody>(url, 'POST', '/rest/v1/auth/token', { body: { ...key, userId: 'ext_1' } })
+    expect((await token()).status).toBe(200)
+    const refused = await token()
+    expect(refused.status).toBe(429)
+    expect(refused.headers['retry-after']).toBe('1')
+    expect(refused.json).toEqual({
+      error: { status: 429, message: 'Rate limit exceeded for API key key_a on POST /rest/v1/auth/token: retry after 1 s' },
+    })
+    // The other endpoints flow: the token request refused by its own limit took nothing of the key pair's 4.
+    expect(await statuses(3, () => agents(url))).toEqual([200, 200, 200])
+    expect((await token(KEY_B)).status).toBe(200) // another key pair has its own
+    expect((await agents(url)).status).toBe(429) // the key pair's bucket: 4 taken (1 token, 3 lists)
+    expect((await agents(url)).json.error.message).toBe('Rate limit exceeded for API key key_a: retry after 1 s')
+    vi.setSystemTime(start + 1_000)
+    expect((await token()).status).toBe(200)
+    fake.reset()
+    expect(await statuses(2, () => token())).toEqual([200, 429])
+  })
+
   it('refuses options out of range with a RangeError', () => {
+    expect(() =>
+      createFakeChatService({
+        rateLimit: {
+          requestsPerSecond: 5,
+          endpoints: { 'POST /rest/v1/auth/tokens': { requestsPerSecond: 1 } } as RateLimitOptions['endpoints'],
+        },
+      }),
+    ).toThrow(
+      'rateLimit.endpoints names "POST /rest/v1/auth/tokens", no endpoint of the spec: one of POST /rest/v1/auth/token, GET /rest/v1/customer-users,',
+    )
+    expect(() =>
+      createFakeChatService({ rateLimit: { requestsPerSecond: 5, endpoints: { 'GET /rest/v1/agents': { requestsPerSecond: 0 } } } }),
+    ).toThrow('rateLimit.endpoints["GET /rest/v1/agents"].requestsPerSecond must be a finite number > 0')
     expect(() => createFakeChatService({ rateLimit: { algorithm: 'fixed-window', requestsPerSecond: 5, windowMs: 0 } })).toThrow(
       'rateLimit.windowMs must be an integer from 1 to 3,600,000',
     )
