@@ -95,7 +95,9 @@ export class RateLimiter {
       throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints must be an object keyed by endpoint (${known.join(', ')})`)
     for (const [name, limit] of Object.entries(endpoints)) {
       if (!(known as readonly string[]).includes(name))
-        throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints names ${JSON.stringify(name)}, no endpoint of the spec: one of ${known.join(', ')}`)
+        throw new RangeError(
+          `chat-service-sdk/testing: ${field}.endpoints names ${JSON.stringify(name)}, no endpoint of the spec: one of ${known.join(', ')}`,
+        )
       if ((limit as Partial<RateLimitOptions> | undefined)?.endpoints !== undefined)
         throw new RangeError(`chat-service-sdk/testing: ${field}.endpoints[${JSON.stringify(name)}] has endpoints of its own`)
       this.#endpoints.set(name, new RateLimiter(limit as RateLimitOptions, [], `${field}.endpoints[${JSON.stringify(name)}]`))
