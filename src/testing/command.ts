@@ -53,6 +53,9 @@ Options:
   --rate-limit-retry-after seconds|ms|none
                        how a 429 tells the wait: Retry-After in whole seconds (default),
                        retry-after-ms, or no header at all
+  --rate-limit-endpoint 'ENDPOINT=RPS[/BURST]'
+                       with --rate-limit: a token bucket of one endpoint's own, taken first (e.g.
+                       'POST /rest/v1/auth/token=1'), its 429 told as above; may be repeated
   --deprecation VALUE  send the service's deprecation notice on every response: this Deprecation
                        header (RFC 9745, e.g. @1688169599); also --sunset DATE (Sunset, RFC 8594,
                        an HTTP date) and --deprecation-link VALUE (the Link header), each as given
@@ -122,11 +125,16 @@ function hostOf(text: string | undefined): string {
   return text
 }
 
-/** `--rate-limit RPS[/BURST]`, with `--rate-limit-window MS` and `--rate-limit-retry-after`. */
-function rateLimitOf(text: string | undefined, window: string | undefined, retryAfter: string | undefined): RateLimitOptions | undefined {
+/** `--rate-limit RPS[/BURST]`, with `--rate-limit-window MS`, `--rate-limit-retry-after` and `--rate-limit-endpoint`s. */
+function rateLimitOf(
+  text: string | undefined,
+  window: string | undefined,
+  retryAfter: string | undefined,
+  endpointLimits: readonly string[] = [],
+): RateLimitOptions | undefined {
   if (text === undefined) {
-    if (window !== undefined || retryAfter !== undefined)
-      throw new UsageError('--rate-limit-window and --rate-limit-retry-after need --rate-limit')
+    if (window !== undefined || retryAfter !== undefined || endpointLimits.length > 0)
+      throw new UsageError('--rate-limit-window, --rate-limit-retry-after and --rate-limit-endpoint need --rate-limit')
     return undefined
   }
   const after = { seconds: 'seconds', ms: 'milliseconds', none: 'none', undefined: undefined } as const
@@ -135,24 +143,45 @@ function rateLimitOf(text: string | undefined, window: string | undefined, retry
     throw new UsageError(`--rate-limit-retry-after must be seconds, ms or none, not ${JSON.stringify(retryAfter)}`)
   }
   const limit = bucketOf(text)
-  if (window === undefined) return { ...limit, retryAfter: mode }
+  const endpoints = endpointsOf(endpointLimits, mode)
+  if (window === undefined) return { ...limit, retryAfter: mode, endpoints }
   if (limit.burst !== undefined) throw new UsageError('--rate-limit RPS/BURST has no BURST with --rate-limit-window: a window has no burst')
   return {
     algorithm: 'fixed-window',
     requestsPerSecond: limit.requestsPerSecond,
     windowMs: integer('rate-limit-window', window, 1_000, 1, 3_600_000),
     retryAfter: mode,
+    endpoints,
   }
 }
 
-/** `--rate-limit RPS[/BURST]`: RPS a number > 0, BURST an integer >= 1. */
-function bucketOf(text: string): RateLimitOptions {
+/** `--rate-limit-endpoint 'ENDPOINT=RPS[/BURST]'`s: a token bucket of each endpoint's own, its 429 told as `retryAfter` says. */
+function endpointsOf(texts: readonly string[], retryAfter: RateLimitOptions['retryAfter']): RateLimitOptions['endpoints'] {
+  if (texts.length === 0) return undefined
+  // The names are checked by the fake (a RangeError naming the spec's endpoints, shown as a usage
+  // error): the command imports the kit's entry, not its endpoint table (see the imports).
+  const endpoints: Record<string, RateLimitOptions> = {}
+  for (const text of texts) {
+    const at = text.lastIndexOf('=')
+    const name = text.slice(0, Math.max(0, at)).trim()
+    if (at < 0 || name === '')
+      throw new UsageError(
+        `--rate-limit-endpoint must be 'ENDPOINT=RPS[/BURST]', e.g. 'POST /rest/v1/auth/token=1', not ${JSON.stringify(text)}`,
+      )
+    if (name in endpoints) throw new UsageError(`--rate-limit-endpoint names ${name} twice`)
+    endpoints[name] = { ...bucketOf(text.slice(at + 1), '--rate-limit-endpoint'), retryAfter }
+  }
+  return endpoints
+}
+
+/** `--rate-limit RPS[/BURST]` (or another `flag`'s): RPS a number > 0, BURST an integer >= 1. */
+function bucketOf(text: string, flag = '--rate-limit'): RateLimitOptions {
   const match = /^(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(text.trim())
   const rps = match === null ? Number.NaN : Number(match[1])
   const burst = match?.[2] === undefined ? undefined : Number(match[2])
   if (!(rps > 0) || (burst !== undefined && !(Number.isSafeInteger(burst) && burst >= 1))) {
     throw new UsageError(
-      `--rate-limit must be RPS or RPS/BURST (requests per second > 0, burst an integer >= 1), e.g. 10/20, not ${JSON.stringify(text)}`,
+      `${flag} must be RPS or RPS/BURST (requests per second > 0, burst an integer >= 1), e.g. 10/20, not ${JSON.stringify(text)}`,
     )
   }
   return { requestsPerSecond: rps, burst }
@@ -176,6 +205,7 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
         'rate-limit': { type: 'string' },
         'rate-limit-window': { type: 'string' },
         'rate-limit-retry-after': { type: 'string' },
+        'rate-limit-endpoint': { type: 'string', multiple: true },
         deprecation: { type: 'string' },
         sunset: { type: 'string' },
         'deprecation-link': { type: 'string' },
@@ -204,7 +234,12 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
     latencyMs: latency,
     compression: compressionOf(values.compression),
     compressionMinBytes: integer('compression-min-bytes', values['compression-min-bytes'], DEFAULT_COMPRESSION_MIN_BYTES, 0),
-    rateLimit: rateLimitOf(values['rate-limit'], values['rate-limit-window'], values['rate-limit-retry-after']),
+    rateLimit: rateLimitOf(
+      values['rate-limit'],
+      values['rate-limit-window'],
+      values['rate-limit-retry-after'],
+      values['rate-limit-endpoint'],
+    ),
     deprecation:
       values.deprecation === undefined && values.sunset === undefined && values['deprecation-link'] === undefined
         ? undefined
@@ -223,11 +258,17 @@ function parse(args: string[]): CliOptions | 'help' | 'version' {
 /** `10 requests/s, bursts of 20` or `100 requests per 1000 ms window`, and how a 429 tells the wait. */
 function describeLimit(limit: RateLimitOptions): string {
   const told = { seconds: 'Retry-After in seconds', milliseconds: 'retry-after-ms', none: 'no Retry-After' }[limit.retryAfter ?? 'seconds']
+  const own = Object.entries(limit.endpoints ?? {}).map(([name, its]) => `; ${name} alone: ${rateOf(its)}`)
+  return `${rateOf(limit)}, ${told}${own.join('')}`
+}
+
+/** `10 requests/s, bursts of 20` or `100 requests per 1000 ms window (fixed)`. */
+function rateOf(limit: Omit<RateLimitOptions, 'endpoints'>): string {
   if (limit.algorithm === 'fixed-window') {
     const windowMs = limit.windowMs ?? 1_000
-    return `${Math.max(1, Math.floor((limit.requestsPerSecond * windowMs) / 1000))} requests per ${windowMs} ms window (fixed), ${told}`
+    return `${Math.max(1, Math.floor((limit.requestsPerSecond * windowMs) / 1000))} requests per ${windowMs} ms window (fixed)`
   }
-  return `${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}, ${told}`
+  return `${limit.requestsPerSecond} requests/s, bursts of ${limit.burst ?? Math.max(1, Math.ceil(limit.requestsPerSecond))}`
 }
 
 function describe(options: CliOptions, server: FakeServerHandle, companyId: string): string {
@@ -279,6 +320,7 @@ export type CommandResult = { exitCode: number } | { server: FakeServerHandle; j
 export async function runCommand(args: string[], output: CommandOutput): Promise<CommandResult> {
   let options: CliOptions | 'help' | 'version'
   let seed
+  let fake
   try {
     options = parse(args)
     if (options === 'help') {
@@ -291,21 +333,22 @@ export async function runCommand(args: string[], output: CommandOutput): Promise
     }
     // RangeError for impossible combinations (e.g. conversations without customer users).
     seed = generateDataset(options.dataset)
+    // A bounded request log: GET /__fake/requests reads it, and a dev server may run for days.
+    // RangeError for a limit the fake refuses (an endpoint of --rate-limit-endpoint not in the spec).
+    fake = createFakeChatService({
+      seed,
+      latencyMs: options.latencyMs,
+      recordRequests: options.recordRequests,
+      rateLimit: options.rateLimit,
+      compression: options.compression,
+      compressionMinBytes: options.compressionMinBytes,
+      deprecation: options.deprecation,
+    })
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof RangeError)) throw error
     output.err(`chat-service-fake: ${error.message}\n\n${USAGE}`)
     return { exitCode: 2 }
   }
-  // A bounded request log: GET /__fake/requests reads it, and a dev server may run for days.
-  const fake = createFakeChatService({
-    seed,
-    latencyMs: options.latencyMs,
-    recordRequests: options.recordRequests,
-    rateLimit: options.rateLimit,
-    compression: options.compression,
-    compressionMinBytes: options.compressionMinBytes,
-    deprecation: options.deprecation,
-  })
   let server: FakeServerHandle
   try {
     server = await fake.listen({ port: options.port, host: options.host })

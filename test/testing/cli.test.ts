@@ -140,6 +140,37 @@ describe('chat-service-fake: what it prints and serves', () => {
     }
   })
 
+  it("--rate-limit-endpoint limits one endpoint on its own, within the key pair's limit, and says so", async () => {
+    const { result, out } = await runInProcess([
+      '--port',
+      '0',
+      '--rate-limit',
+      '100/20',
+      '--rate-limit-endpoint',
+      'POST /rest/v1/auth/token=0.5',
+    ])
+    const server = serverOf(result)
+    try {
+      expect(out).toContain(
+        'Rate limit per API key pair: 100 requests/s, bursts of 20, Retry-After in seconds; POST /rest/v1/auth/token alone: 0.5 requests/s, bursts of 1',
+      )
+      const { baseUrl, keyId, keySecret } = server.clientOptions()
+      const send = async (method: string, path: string, extra: object = {}): Promise<number> => {
+        const res = await request(`${baseUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ keyId, keySecret, ...extra }),
+        })
+        await res.body.dump()
+        return res.statusCode
+      }
+      const token = () => send('POST', '/rest/v1/auth/token', { userId: 'ext_1' })
+      expect([await token(), await token(), await send('GET', '/rest/v1/agents')]).toEqual([200, 429, 200])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('--rate-limit-window MS makes it a fixed window; --rate-limit-retry-after none sends 429s without a wait', async () => {
     const { result, out } = await runInProcess([
       '--port',
@@ -187,7 +218,18 @@ describe('chat-service-fake: what it prints and serves', () => {
     [['--rate-limit', 'fast'], '--rate-limit must be RPS or RPS/BURST'],
     [['--compression', 'zstd'], '--compression must be off, gzip or br, not "zstd"'],
     [['--compression-min-bytes=-1'], '--compression-min-bytes must be an integer >= 0, not "-1"'],
-    [['--rate-limit-window', '1000'], '--rate-limit-window and --rate-limit-retry-after need --rate-limit'],
+    [['--rate-limit-window', '1000'], '--rate-limit-window, --rate-limit-retry-after and --rate-limit-endpoint need --rate-limit'],
+    [['--rate-limit-endpoint', 'GET /rest/v1/agents=1'], '--rate-limit-endpoint need --rate-limit'],
+    [['--rate-limit', '5', '--rate-limit-endpoint', 'GET /rest/v1/agents'], "--rate-limit-endpoint must be 'ENDPOINT=RPS[/BURST]'"],
+    [['--rate-limit', '5', '--rate-limit-endpoint', 'GET /rest/v1/agents=0'], '--rate-limit-endpoint must be RPS or RPS/BURST'],
+    [
+      ['--rate-limit', '5', '--rate-limit-endpoint', 'GET /agents=1'],
+      'rateLimit.endpoints names "GET /agents", no endpoint of the spec: one of POST /rest/v1/auth/token,',
+    ],
+    [
+      ['--rate-limit', '5', '--rate-limit-endpoint', 'GET /rest/v1/agents=1', '--rate-limit-endpoint', 'GET /rest/v1/agents=2'],
+      '--rate-limit-endpoint names GET /rest/v1/agents twice',
+    ],
     [['--rate-limit', '5', '--rate-limit-retry-after', 'never'], '--rate-limit-retry-after must be seconds, ms or none, not "never"'],
     [['--rate-limit', '5/10', '--rate-limit-window', '1000'], 'has no BURST with --rate-limit-window'],
     [['--rate-limit', '5', '--rate-limit-window', '0'], '--rate-limit-window must be an integer from 1 to 3600000, not "0"'],
