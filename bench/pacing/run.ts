@@ -45,6 +45,24 @@ const LIMITERS: { id: string; name: string; flags: string[] }[] = [
     name: `fixed window ${LIMIT} per 1 s, no Retry-After`,
     flags: ['--rate-limit', `${LIMIT}`, '--rate-limit-window', '1000', '--rate-limit-retry-after', 'none'],
   },
+  // Token issuance limited on its own within the key pair's limit (the login calls ask 5 a second).
+  {
+    id: 'tb-login-ra',
+    name: `token bucket ${LIMIT}/s, burst ${LIMIT / 5}; logins alone 1/s; Retry-After`,
+    flags: ['--rate-limit', `${LIMIT}/${LIMIT / 5}`, '--rate-limit-endpoint', 'POST /rest/v1/auth/token=1'],
+  },
+  {
+    id: 'tb-login',
+    name: `token bucket ${LIMIT}/s, burst ${LIMIT / 5}; logins alone 1/s; no Retry-After`,
+    flags: [
+      '--rate-limit',
+      `${LIMIT}/${LIMIT / 5}`,
+      '--rate-limit-endpoint',
+      'POST /rest/v1/auth/token=1',
+      '--rate-limit-retry-after',
+      'none',
+    ],
+  },
 ]
 
 interface Outcome {

@@ -271,10 +271,10 @@ export class RateLimits {
 
   /**
    * A 429 of the operation's own limit (scope.ts): the call waits its `Retry-After`, else its
-   * backoff, alone. The lowerings its 429s made before they could be told apart are given back while they are the last
-   * (the climb from it took 20 s and more after a 1 s `Retry-After`), unless the store shares the
-   * rate: the other processes have taken the lowered one, and a rate given back here would not reach
-   * them.
+   * backoff, alone. The lowerings the operation's earlier 429s made, before they could be told
+   * apart, are given back while no other lowering came after them (the climb from them took 20 s
+   * and more after a 1 s `Retry-After`); not when the store shares the rate: the other processes
+   * have taken the lowered one, and a rate given back here would not reach them.
    */
   #retryAlone(call: LimitedCall, now: number, waitMs: number | undefined): RefusedVerdict {
     let restored = false
