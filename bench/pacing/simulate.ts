@@ -14,7 +14,7 @@
  *   requests in flight each, and the login calls on a client of their own with the same store, as
  *   `bench:distributed` runs the example's workers.
  *
- * Prints useful throughput as a share of the limit, the share of 429s, the number of times the
+ * Prints useful throughput as a share of the limit (all accepted requests, and the export's alone), the share of 429s, the number of times the
  * limit was touched (rate lowered), the login calls that waited over `--held-ms` (default 1000; a
  * login call every 200 ms, each waiting alone: a 9 s pause holds one, so the percentiles hide it)
  * and their latency.
@@ -29,7 +29,10 @@
  * `--memory-scale K`: the store holds K times that instead (a limit that changed since, a first
  * night that shared the limit with other traffic).
  *
- *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--night 2] [--only 0] [--held-ms 3000] [--trace]
+ * `--login-every MS` (default 200) and `--login-burst N` (default 1): N login calls at once every MS
+ * (bursty logins: `--login-burst 20 --login-every 5000`).
+ *
+ *   npm run bench:pacing-simulate -- [--seconds 60] [--processes 4 --per-process 4] [--night 2] [--only 0] [--held-ms 3000] [--login-burst 20 --login-every 5000] [--trace]
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { parseArgs } from 'node:util'
@@ -57,6 +60,8 @@ const { values } = parseArgs({
     night: { type: 'string', default: '1' },
     'memory-scale': { type: 'string', default: '1' },
     'held-ms': { type: 'string', default: '1000' },
+    'login-every': { type: 'string', default: '200' },
+    'login-burst': { type: 'string', default: '1' },
   },
 })
 const durationMs = Number(values.seconds) * 1000
@@ -68,6 +73,10 @@ const seeds = Number(values.seeds)
 const night = Number(values.night)
 const memoryScale = Number(values['memory-scale'])
 const heldMs = Number(values['held-ms'])
+const loginEveryMs = Number(values['login-every'])
+const loginBurst = Number(values['login-burst'])
+if (!(loginEveryMs > 0) || !(Number.isSafeInteger(loginBurst) && loginBurst >= 1))
+  throw new Error('--login-every is a number of ms above 0, --login-burst an integer of at least 1')
 if (!(heldMs >= 0)) throw new Error(`--held-ms is a number of ms, 0 or more, not ${values['held-ms']}`)
 if (!(memoryScale > 0)) throw new Error(`--memory-scale is a number above 0, not ${values['memory-scale']}`)
 if (memoryScale !== 1 && night !== 2) throw new Error('--memory-scale scales the memory of a second night: give --night 2 with it')
@@ -198,6 +207,22 @@ function bothLimits(first: Limiter, second: Limiter): Limiter {
   return (now, login) => first(now, login) ?? second(now, login)
 }
 
+/** A limit on the export's endpoint alone (message pages), before the key-wide one: only the export's requests are counted by `own`. */
+function exportAlso(own: Limiter, keyWide: Limiter): Limiter {
+  return (now, login) => (login ? undefined : own(now, login)) ?? keyWide(now, login)
+}
+
+/** At most `limit` requests in flight (each LATENCY_MS), 429 without `Retry-After` past it. */
+function concurrency(limit: number): Limiter {
+  const ends: number[] = []
+  return (now) => {
+    for (let i = ends.length - 1; i >= 0; i--) if (ends[i]! <= now) ends.splice(i, 1)
+    if (ends.length >= limit) return {}
+    ends.push(now + LATENCY_MS)
+    return undefined
+  }
+}
+
 /** A limit on the login calls' endpoint alone (token issuance), before the key-wide one: only login calls are counted by `own`. */
 function loginsAlso(own: Limiter, keyWide: Limiter): Limiter {
   return (now, login) => (login ? own(now, login) : undefined) ?? keyWide(now, login)
@@ -205,6 +230,10 @@ function loginsAlso(own: Limiter, keyWide: Limiter): Limiter {
 
 interface Result {
   readonly share: number
+  /** The export's accepted requests alone, as a share of the limit (`share` counts the login calls too). */
+  readonly exportShare: number
+  /** Calls that ended with RateLimitError (starved: nothing of their operation accepted for 60 s). */
+  readonly failed: number
   readonly refusedShare: number
   readonly loginP50: number
   readonly loginP95: number
@@ -274,6 +303,8 @@ async function simulate(
   const clients = Array.from({ length: processes }, () => new RateLimits({ store, pacing: 'adaptive', redactor, clock }))
   const loginClient = processes > 1 ? new RateLimits({ store, pacing: 'adaptive', redactor, clock }) : clients[0]!
   let accepted = 0
+  let failed = 0
+  let exportAccepted = 0
   let refused = 0
   const logins: number[] = []
   const start = clock.now()
@@ -300,20 +331,26 @@ async function simulate(
     for (;;) {
       const admitted = limits.admit(call)
       if (admitted !== undefined) await admitted
-      const sentAt = limits.sending()
+      const sentAt = limits.sending(call)
       const headers = limiter(clock.now() + 1, login)
       // Each request takes 10 ms ± the jitter: without it every process's requests land in the
       // same instants, and one rule's figure depends on how ties fall.
       await clock.sleep(LATENCY_MS + (random() * 2 - 1) * jitterMs)
       if (headers === undefined) {
         accepted++
+        if (!login) exportAccepted++
         limits.accepted(sentAt, call)
         return
       }
       refused++
       const response: ReceivedResponse = { status: 429, success: false, headers, body: Buffer.alloc(0), truncated: false }
       const verdict = limits.refused(call, response, sentAt)
-      if (verdict === undefined || !verdict.retry) throw new Error(`the simulated call stopped: ${JSON.stringify(verdict)}`)
+      // A call that ends (starved: refused for 60 s) is counted, as a user's would fail; its loop goes on with the next call.
+      if (verdict?.retry !== true) {
+        if (verdict?.reason !== 'starved') throw new Error(`the simulated call stopped: ${JSON.stringify(verdict)}`)
+        failed++
+        return
+      }
       await clock.sleep(verdict.waitMs) // as the transport waits before the call's next attempt
     }
   }
@@ -328,9 +365,14 @@ async function simulate(
   void (async () => {
     while (clock.now() < end) {
       const began = clock.now()
-      await send(loginClient, 'interactive')
-      logins.push(clock.now() - began)
-      await clock.sleep(Math.max(0, 200 - (clock.now() - began)))
+      await Promise.all(
+        Array.from({ length: loginBurst }, async () => {
+          const sent = clock.now()
+          await send(loginClient, 'interactive')
+          logins.push(clock.now() - sent)
+        }),
+      )
+      await clock.sleep(Math.max(0, loginEveryMs - (clock.now() - began)))
     }
   })()
   await clock.run(() => clock.now() >= end + 60_000)
@@ -340,6 +382,8 @@ async function simulate(
   const at = (q: number): number => logins[Math.min(logins.length - 1, Math.floor(q * logins.length))] ?? NaN
   return {
     share: accepted / (durationMs / 1000) / limitPerSecond,
+    exportShare: exportAccepted / (durationMs / 1000) / limitPerSecond,
+    failed,
     refusedShare: refused / (accepted + refused),
     loginP50: at(0.5),
     loginP95: at(0.95),
@@ -380,6 +424,30 @@ const scenarios: { name: string; limit: number; make: () => Limiter }[] = [
     limit: 100,
     make: () => loginsAlso(tokenBucket(1, 1, false), tokenBucket(100, 20, false)),
   },
+  {
+    name: 'bucket 100/s; logins alone 1/s, Retry-After 5',
+    limit: 100,
+    make: () => loginsAlso(tokenBucketFixedWait(1, 1, 5), tokenBucket(100, 20, true)),
+  },
+  {
+    name: 'bucket 100/s; logins alone 1/s, Retry-After 30',
+    limit: 100,
+    make: () => loginsAlso(tokenBucketFixedWait(1, 1, 30), tokenBucket(100, 20, true)),
+  },
+  // The export's own endpoint limited alone (its share is of that limit, 10/s): paced at it, not flooded with 429s.
+  {
+    name: 'bucket 100/s; export alone 10/s, Retry-After',
+    limit: 10,
+    make: () => exportAlso(tokenBucket(10, 1, true), tokenBucket(100, 20, true)),
+  },
+  {
+    name: 'bucket 100/s; export alone 10/s, no Retry-After',
+    limit: 10,
+    make: () => exportAlso(tokenBucket(10, 1, false), tokenBucket(100, 20, false)),
+  },
+  // Key-wide limiters a rule for one endpoint must not take for one (a cold review's).
+  { name: 'sliding log 100 per 1 s', limit: 100, make: () => slidingLog(100, 1_000) },
+  { name: 'concurrency 5 (10 ms a request: 500/s)', limit: 500, make: () => concurrency(5) },
 ]
 
 const who =
@@ -387,12 +455,13 @@ const who =
     ? `${processes} processes sharing a store (${storeMs} ms away), ${perProcess} in flight each, the login calls on a client of their own`
     : `one process, ${perProcess} in flight, the login calls on the same client`
 console.log(
-  `pacing simulation${night === 2 ? `, the second night (the store holds ${memoryScale === 1 ? '' : `${memoryScale} × `}what the first learned)` : ''}: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, a login call every 200 ms; ` +
+  `pacing simulation${night === 2 ? `, the second night (the store holds ${memoryScale === 1 ? '' : `${memoryScale} × `}what the first learned)` : ''}: ${durationMs / 1000} s, ${who}, ${LATENCY_MS} ± ${jitterMs} ms a request, ${loginBurst === 1 ? 'a login call' : `${loginBurst} login calls at once`} every ${loginEveryMs} ms; ` +
     `${seeds} seeded run(s) per limiter: median (min–max)`,
 )
 console.log(
   'limiter'.padEnd(46),
   'useful / limit'.padEnd(20),
+  'export / limit'.padEnd(20),
   '429s'.padEnd(16),
   'touches'.padEnd(10),
   `logins > ${heldMs / 1000} s`.padEnd(14),
@@ -419,9 +488,11 @@ for (const [index, scenario] of scenarios.entries()) {
   console.log(
     scenario.name.padEnd(46),
     cell(of('share'), 3).padEnd(20),
+    cell(of('exportShare'), 3).padEnd(20),
     `${cell(of('refusedShare'), 1, 100)} %`.padEnd(16),
     cell(of('touches'), 0).padEnd(10),
     cell(of('loginsHeld'), 0).padEnd(14),
     `${median(of('loginP50')).toFixed(0)} / ${median(of('loginP95')).toFixed(0)} / ${Math.max(...of('loginMax')).toFixed(0)}`,
+    Math.max(...of('failed')) > 0 ? `(calls failed: ${cell(of('failed'), 0)})` : '',
   )
 }

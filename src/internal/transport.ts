@@ -186,7 +186,7 @@ export class Transport {
       if (admitted !== undefined) await admitted
       const left = call.left()
       if (left <= 0) throw call.outOfTime(`before attempt ${attempt}`)
-      const sentAt = this.#limits.sending()
+      const sentAt = this.#limits.sending(call)
       observer.sending()
       const outcome = this.#intake(request, await this.#exchange(request, options, body, left), options, trace)
       observer.attempted(attempt, outcome)

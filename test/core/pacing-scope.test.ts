@@ -6,12 +6,19 @@
  * in BENCHMARKS.md.
  */
 import { describe, expect, it } from 'vitest'
+import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
+import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
 import { KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
 
 const T0 = 1_000_000
 const LOGIN = 'auth.issueToken'
 const LIST = 'conversations.messages.list'
+
+/** A 429 of `operation` at `at`, for a request sent 10 ms before: whose limit it is. */
+function refuse(scopes: LimitScopes, operation: string, at: number, waitMs = 0): string {
+  return scopes.refused(operation, at - 10, at, waitMs)
+}
 
 /** `count` answers of `operation`, one each `everyMs` from `at`. */
 function answer(
@@ -20,7 +27,7 @@ function answer(
   { at, count, everyMs = 10, refused = false }: { at: number; count: number; everyMs?: number; refused?: boolean },
 ): void {
   for (let i = 0; i < count; i++) {
-    if (refused) scopes.refused(operation, at + i * everyMs)
+    if (refused) refuse(scopes, operation, at + i * everyMs)
     else scopes.accepted(operation, at + i * everyMs)
   }
 }
@@ -29,62 +36,95 @@ describe('whose limit a 429 is', () => {
   it("an operation's first 429 is the client's, whatever the others' answers", () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: 50 })
-    expect(scopes.refused(LOGIN, T0 + 600)).toBe('client')
+    expect(refuse(scopes, LOGIN, T0 + 600)).toBe('client')
   })
 
   it("a second 429 of an operation refused most of the time, while the others' requests are accepted and none refused, is its own", () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: 50 })
-    expect(scopes.refused(LOGIN, T0 + 600)).toBe('client')
-    expect(scopes.refused(LOGIN, T0 + 800)).toBe('operation')
+    expect(refuse(scopes, LOGIN, T0 + 600)).toBe('client')
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('operation')
   })
 
   it("the others' requests met 429s too, at a share like the operation's: the client's", () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: 4 })
     answer(scopes, LIST, { at: T0 + 50, count: 4, refused: true })
-    scopes.refused(LOGIN, T0 + 600)
-    expect(scopes.refused(LOGIN, T0 + 800)).toBe('client')
+    refuse(scopes, LOGIN, T0 + 600)
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
   })
 
   it(`fewer than ${MIN_OTHERS_ACCEPTED} requests of other operations accepted: too little to tell, the client's`, () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: MIN_OTHERS_ACCEPTED - 1 })
-    scopes.refused(LOGIN, T0 + 600)
-    expect(scopes.refused(LOGIN, T0 + 800)).toBe('client')
+    refuse(scopes, LOGIN, T0 + 600)
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
   })
 
   it("the traffic the client's limit mostly carries (an export's pages, accepted between its 429s) stays the client's, however the others fare", () => {
     const scopes = new LimitScopes()
     answer(scopes, LOGIN, { at: T0, count: 5, everyMs: 200 })
     answer(scopes, LIST, { at: T0, count: 90 })
-    expect(scopes.refused(LIST, T0 + 950)).toBe('client')
-    expect(scopes.refused(LIST, T0 + 960)).toBe('client')
+    expect(refuse(scopes, LIST, T0 + 950)).toBe('client')
+    expect(refuse(scopes, LIST, T0 + 960)).toBe('client')
+  })
+
+  it("429s of requests sent before the operation's last 429 came back are that same touch of the limit: judged as it was (a burst of login calls refused together)", () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LIST, { at: T0, count: 50 })
+    expect(refuse(scopes, LOGIN, T0 + 600)).toBe('client')
+    // 19 more of the same burst, sent at T0 + 590 with the first, come back while the lists are accepted.
+    for (let i = 1; i < 20; i++) {
+      answer(scopes, LIST, { at: T0 + 600 + i, count: 1 })
+      expect(scopes.refused(LOGIN, T0 + 590, T0 + 600 + i)).toBe('client')
+    }
+    // The next one, sent after they came back, is judged.
+    expect(refuse(scopes, LOGIN, T0 + 900)).toBe('operation')
+  })
+
+  it("the window reaches back over the operation's last Retry-After: two 429s of one caller 5 s apart are judged together", () => {
+    const scopes = new LimitScopes()
+    expect(refuse(scopes, LOGIN, T0 + 600, 5_000)).toBe('client')
+    answer(scopes, LIST, { at: T0 + 1_000, count: 50, everyMs: 80 })
+    expect(refuse(scopes, LOGIN, T0 + 5_700, 5_000)).toBe('operation')
+    // Without the Retry-After, the first 429 is out of the 3 s window: one 429 alone, the client's.
+    const short = new LimitScopes()
+    refuse(short, LOGIN, T0 + 600)
+    answer(short, LIST, { at: T0 + 1_000, count: 50, everyMs: 80 })
+    expect(refuse(short, LOGIN, T0 + 5_700)).toBe('client')
+  })
+
+  it('answers counted before the clock stepped back (seconds after now) are not in the window', () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LIST, { at: T0 + 3_600_000, count: 50 })
+    refuse(scopes, LOGIN, T0 + 600)
+    // Back at T0: the lists' answers are an hour ahead, so none was accepted in this window.
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
   })
 
   it(`answers older than the window (${WINDOW_MS} ms) do not count`, () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: 50 })
-    scopes.refused(LOGIN, T0 + 600)
+    refuse(scopes, LOGIN, T0 + 600)
     // The lists were accepted before the window that ends at the second 429.
-    expect(scopes.refused(LOGIN, T0 + 600 + WINDOW_MS + 1_000)).toBe('client')
+    expect(refuse(scopes, LOGIN, T0 + 600 + WINDOW_MS + 1_000)).toBe('client')
   })
 
   it(`once judged its own, the operation's next 429 stays so for ${KEPT_MS} ms while the others are accepted, even alone in the window; an others' 429 ends it`, () => {
     const scopes = new LimitScopes()
     answer(scopes, LIST, { at: T0, count: 50 })
-    scopes.refused(LOGIN, T0 + 600)
-    expect(scopes.refused(LOGIN, T0 + 800)).toBe('operation')
+    refuse(scopes, LOGIN, T0 + 600)
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('operation')
     // 4 s on: the window holds this 429 alone and an accepted login; the lists still flow.
     answer(scopes, LOGIN, { at: T0 + 4_500, count: 1 })
     answer(scopes, LIST, { at: T0 + 4_000, count: 50 })
-    expect(scopes.refused(LOGIN, T0 + 4_800)).toBe('operation')
+    expect(refuse(scopes, LOGIN, T0 + 4_800)).toBe('operation')
     // Then the lists meet 429s as often as the login calls: the client's limit after all.
     answer(scopes, LIST, { at: T0 + 5_000, count: 50, refused: true })
-    expect(scopes.refused(LOGIN, T0 + 5_600)).toBe('client')
+    expect(refuse(scopes, LOGIN, T0 + 5_600)).toBe('client')
     // And the verdict is earned again from scratch (one 429 of the login calls in a window is not enough).
     answer(scopes, LIST, { at: T0 + 12_000, count: 50 })
-    expect(scopes.refused(LOGIN, T0 + 12_600)).toBe('client')
+    expect(refuse(scopes, LOGIN, T0 + 12_600)).toBe('client')
   })
 })
 
@@ -117,5 +157,47 @@ describe('a lowering given back', () => {
     if (first.kind !== 'lowered') throw new Error(`expected a lowering, got ${first.kind}`)
     expect(learner.restore(first.learned)).toBe(true)
     expect(learner.rate(T0 + 2_000)).toBeUndefined()
+  })
+})
+
+describe("an operation's own pace", () => {
+  /** A clock whose time the test sets; timers are never run (the lanes' turns are read with tryTake). */
+  function manualClock(start: number): Clock & { at: number } {
+    return {
+      at: start,
+      now() {
+        return this.at
+      },
+      setTimeout: () => undefined,
+      clearTimeout: () => undefined,
+    }
+  }
+
+  it("starts from what the operation had accepted lately, and holds its calls for its 429's Retry-After", () => {
+    const clock = manualClock(T0)
+    const pace = new OperationPace(clock)
+    pace.refused(T0 - 10, T0, 1_000, 40)
+    // The first estimate, what it accepted (40 a second), lowered: 0.8 × 40, probing up from there.
+    expect(pace.rate(T0 + 1_000)).toBeCloseTo(0.8 * 40, 0)
+    clock.at = T0 + 999
+    expect(pace.tryTake('interactive')).toBe(false) // held for the Retry-After
+    clock.at = T0 + 1_100
+    expect(pace.tryTake('interactive')).toBe(true)
+  })
+
+  it('refused with nothing accepted since it was lowered: held 250 ms, then 500 ms, doubling (a closed window), not probed into', () => {
+    const clock = manualClock(T0)
+    const pace = new OperationPace(clock)
+    pace.refused(T0 - 10, T0, 0, 10)
+    clock.at = T0 + 200
+    pace.sent(T0 + 200)
+    pace.refused(T0 + 200, T0 + 210, 0, 10)
+    clock.at = T0 + 459
+    expect(pace.tryTake('interactive')).toBe(false)
+    clock.at = T0 + 700
+    pace.sent(T0 + 700)
+    pace.refused(T0 + 700, T0 + 710, 0, 10)
+    clock.at = T0 + 1_209
+    expect(pace.tryTake('interactive')).toBe(false)
   })
 })

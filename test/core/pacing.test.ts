@@ -409,7 +409,9 @@ describe('a limit on one endpoint alone (fake clock)', () => {
    * Token issuance answered only 429 (with `retryAfter`, if given) while lists are accepted, a list
    * sent every 500 ms meanwhile: what the login call ended with, lists accepted, token requests sent.
    */
-  async function loginUnderItsOwnLimit(retryAfter: string | undefined): Promise<{ settled: unknown; lists: number; logins: number }> {
+  async function loginUnderItsOwnLimit(
+    retryAfter: string | undefined,
+  ): Promise<{ settled: unknown; lists: number; logins: number; pacedRate: number | undefined }> {
     const server = await startLoopback()
     closers.push(() => server.close())
     const page = { data: [agent(1)], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }
@@ -434,7 +436,7 @@ describe('a limit on one endpoint alone (fake clock)', () => {
       }
       await login
       const logins = server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/auth/token')).length
-      return { settled, lists, logins }
+      return { settled, lists, logins, pacedRate: client.pacedRate }
     } finally {
       vi.useRealTimers()
     }
@@ -452,14 +454,18 @@ describe('a limit on one endpoint alone (fake clock)', () => {
     expect(logins).toBeLessThan(20)
   })
 
-  it('with Retry-After: 1: sent again each second, not on a growing backoff, while the lists flow; ends with RateLimitError', async () => {
-    const { settled, logins, lists } = await loginUnderItsOwnLimit('1')
+  it('with Retry-After: 1: sent again at its own pace, ever more rarely while it accepts nothing, while the lists flow; ends with RateLimitError', async () => {
+    const { settled, logins, lists, pacedRate } = await loginUnderItsOwnLimit('1')
     expect(settled).toBeInstanceOf(RateLimitError)
-    // What the service asked, each time: ~60 in 60 s. Judged the client's, each 429 paused the whole
-    // client and held it at the least rate, a try each 2 s (30) and 17 lists; the backoff on top of
-    // Retry-After sent ~13.
-    expect(logins).toBeGreaterThanOrEqual(55)
-    expect(logins).toBeLessThanOrEqual(61)
+    // The client's first 429 was token issuance's: once its 429s showed the limit was its own, that
+    // lowering was given back, and the client is not paced (kept, it held the client under 1/s).
+    expect(pacedRate).toBeUndefined()
+    // Its 429s judged its own, token issuance is paced on its own: as the service accepts none, its
+    // tries are held 250 ms, then 500 ms, ... up to 8 s apart (16 in 60 s), never sooner than the
+    // Retry-After. Judged the client's, each 429 paused the whole client and held it at the least
+    // rate: a try each 2 s (30), and 17 lists.
+    expect(logins).toBeGreaterThanOrEqual(8)
+    expect(logins).toBeLessThanOrEqual(30)
     expect(lists).toBeGreaterThan(100)
   })
 })
@@ -477,6 +483,9 @@ describe('a limit on token issuance alone, on the fake (rateLimit.endpoints)', (
       const started = Date.now()
       let done = false
       const logins = (async () => {
+        // From 1 s into the export, when it has met the key pair's limit: a client whose first 429s
+        // are the login calls', with the export not yet flowing, is the case left alone (docs/rate-limits.md).
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
         while (!done) {
           const began = Date.now()
           await client.auth.issueToken({ userId: 'ext_1' }).then(
@@ -494,7 +503,7 @@ describe('a limit on token issuance alone, on the fake (rateLimit.endpoints)', (
     })
     expect(seen).toEqual(expectedMessages(fake))
     const pages = fake.requests.filter((r) => r.path.includes('/messages') && r.status === 200).length
-    // 105 pages in 5.9-7.1 s of fake time (the key pair's own 429s, at the start, pause it 1 s each);
+    // 105 pages in 6.1-7.2 s of fake time (the key pair's own 429s, at the start, pause it 1 s each);
     // with every token 429 taken for the key pair's, the export kept near the least rate, and this
     // test ran out of its 20 s of real time.
     expect(pages).toBeGreaterThan(100)

@@ -182,6 +182,19 @@ export const ACCEPTED_FLOOR = 0.5
 export const SETTLE_MS = 100
 /** Least rate, requests per second: a service that refuses everything is asked once every 2 s. */
 export const MIN_RATE = 0.5
+/**
+ * After a 429 for a request sent once the rate was lowered, with none of those accepted yet, the
+ * service accepts nothing right now (a window that is closed): the client (or an operation paced on
+ * its own) pauses for this, doubled at each such 429 in a row, up to {@link MAX_CLOSED_HOLD_MS}, ms.
+ */
+export const CLOSED_HOLD_MS = 250
+export const MAX_CLOSED_HOLD_MS = 8_000
+
+/** The pause after the `streak`th "closed" 429 in a row (see {@link CLOSED_HOLD_MS}), ms. */
+export function closedHoldMs(streak: number): number {
+  return Math.min(MAX_CLOSED_HOLD_MS, CLOSED_HOLD_MS * 2 ** Math.max(0, streak - 1))
+}
+
 /** Decreases that {@link RateLearner.restore} can give back, the last ones. */
 export const KEPT_DECREASES = 8
 /** The window the accepted and sent rates are measured over, ms. */

@@ -34,7 +34,8 @@ import type { ResolvedOptions } from '../resolved-options.ts'
 import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
 import type { SdkLogger } from '../sdk-logger.ts'
 import { Lanes, LocalTokens, systemClock, type Clock, type Priority } from './lanes.ts'
-import { KEPT_DECREASES, MIN_RATE, RateLearner, type Refusal } from './learner.ts'
+import { closedHoldMs, KEPT_DECREASES, MIN_RATE, RateLearner, type Refusal } from './learner.ts'
+import { OperationPace } from './own-pace.ts'
 import { describeError, describeValue, RateLimitPause } from './pause.ts'
 import { LimitScopes } from './scope.ts'
 import { LEASE_TIMEOUT_MS, SharedTokens, STORE_RETRY_MS, type Granted, type Lease } from './shared.ts'
@@ -47,13 +48,6 @@ export type { Priority }
  * per client: a limit on one endpoint alone must not hold its calls forever while the others flow.
  */
 export const STARVED_MS = 60_000
-/**
- * After a 429 for a request sent once the rate was lowered, with none of those accepted yet, the
- * service accepts nothing right now (a window that is closed): the client pauses for this, doubled
- * at each such 429, up to {@link MAX_CLOSED_HOLD_MS}, ms.
- */
-const CLOSED_HOLD_MS = 250
-const MAX_CLOSED_HOLD_MS = 8_000
 /**
  * The store's count of what all processes accepted (`acceptedPerSecond`) is used for the first
  * 429's estimate while no older than this, ms: a few of the store's 100 ms reads.
@@ -126,6 +120,8 @@ export class RateLimits {
   readonly #learner = new RateLearner()
   /** Whose limit each 429 is: the client's, or its operation's own (scope.ts). */
   readonly #scopes = new LimitScopes()
+  /** The operations whose 429s were judged their own, each paced on its own (own-pace.ts) until that pace ends. */
+  readonly #ownPaces = new Map<string, OperationPace>()
   /** The last lowerings of the rate (the last one last; as many as the learner can give back), and the operation whose 429 made each: given back if those 429s prove the operation's own. */
   readonly #lowerings: { readonly operation: string; readonly learned: LearnedRate }[] = []
   /** Made at the first 429: from then on every attempt takes a token. */
@@ -134,7 +130,7 @@ export class RateLimits {
   #unpublished: LearnedRate | undefined
   /** When a request of each operation was last accepted (any response but 429), ms since the epoch. */
   readonly #acceptedAt = new Map<string, number>()
-  /** Consecutive "closed" holds (see CLOSED_HOLD_MS), and when the last began. */
+  /** Consecutive "closed" holds (see closedHoldMs, learner.ts), and when the last began. */
   #closedStreak = 0
   #closedAt = 0
   /** The rate last reported (logs, channel). */
@@ -189,7 +185,8 @@ export class RateLimits {
   admit(call: LimitedCall): Promise<void> | undefined {
     if (this.#quiet) return undefined
     this.#log = call.options.log
-    if (this.#store === undefined && this.#lanes === undefined && this.#pause.until() === undefined) return undefined
+    if (this.#store === undefined && this.#lanes === undefined && this.#ownPaces.size === 0 && this.#pause.until() === undefined)
+      return undefined
     return this.#admit(call)
   }
 
@@ -205,6 +202,7 @@ export class RateLimits {
     if (!this.#quiet) {
       this.#acceptedAt.set(call.request.operation, now)
       this.#scopes.accepted(call.request.operation, now)
+      this.#ownPaces.get(call.request.operation)?.accepted(sentAt, now)
     }
     this.#closedStreak = 0
     if (this.#store?.take !== undefined) this.#acceptedUntold++
@@ -217,10 +215,11 @@ export class RateLimits {
    * {@link RateLimits.refused}. Before the first 429 it is 0, "before any decrease of the rate",
    * which is all the learner asks of a request sent then (its clock is not read).
    */
-  sending(): number {
+  sending(call: LimitedCall): number {
     if (this.#quiet) return 0
     const now = this.#clock.now()
     if (this.#lanes !== undefined) this.#learner.sent(now)
+    this.#ownPaces.get(call.request.operation)?.sent(now)
     return now
   }
 
@@ -241,7 +240,8 @@ export class RateLimits {
     call.refusals++
     const lanes = this.#paced(now)
     // An operation's own limit: nothing of the client's rate or pause; its call waits what its 429 asked.
-    if (this.#scopes.refused(call.request.operation, now) === 'operation') return this.#retryAlone(call, now, waitMs)
+    if (this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0) === 'operation')
+      return this.#retryAlone(call, sentAt, now, waitMs)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
       // A first 429 met while the store's learned rate is being read waits for that answer: this
@@ -261,7 +261,7 @@ export class RateLimits {
     } else if (refusal.kind === 'closed' && sentAt > this.#closedAt) {
       this.#closedStreak++
       this.#closedAt = now
-      holdMs = Math.max(holdMs, Math.min(MAX_CLOSED_HOLD_MS, CLOSED_HOLD_MS * 2 ** (this.#closedStreak - 1)))
+      holdMs = Math.max(holdMs, closedHoldMs(this.#closedStreak))
     }
     if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
     // With a `Retry-After`, the pause holds this call (and every other) for it, as `rateLimitPause`
@@ -276,7 +276,23 @@ export class RateLimits {
    * and more after a 1 s `Retry-After`); not when the store shares the rate: the other processes
    * have taken the lowered one, and a rate given back here would not reach them.
    */
-  #retryAlone(call: LimitedCall, now: number, waitMs: number | undefined): RefusedVerdict {
+  #retryAlone(call: LimitedCall, sentAt: number, now: number, waitMs: number | undefined): RefusedVerdict {
+    const operation = call.request.operation
+    let pace = this.#ownPaces.get(operation)
+    if (pace === undefined) {
+      pace = new OperationPace(this.#clock)
+      this.#ownPaces.set(operation, pace)
+    }
+    pace.refused(sentAt, now, waitMs ?? 0, this.#scopes.acceptedPerSecond(operation, now))
+    if (call.options.log.enabled('info'))
+      call.options.log.log(
+        'info',
+        `pacing ${operation}: ${formatRate(pace.rate(now) ?? MIN_RATE)} requests/s (a 429 of its own limit; the client's rate is not lowered)`,
+        {
+          operation,
+          pacedRate: pace.rate(now),
+        },
+      )
     let restored = false
     const sharesRate = this.#store?.take !== undefined
     for (let last = this.#lowerings.at(-1); !sharesRate && last?.operation === call.request.operation; last = this.#lowerings.at(-1)) {
@@ -367,6 +383,7 @@ export class RateLimits {
     this.#readLearned(call.options.log)
     await this.#waitOutPause(call)
     this.#readLearned(call.options.log)
+    await this.#ownTurn(call)
     const state = this.#lanes
     if (state === undefined) return
     const now = this.#clock.now()
@@ -385,6 +402,28 @@ export class RateLimits {
       throw call.abandoned('while waiting for its turn at the paced rate')
     }
     if (!granted) throw call.outOfTime(`while waiting for its turn at the paced rate (${this.#describeRate()})`)
+  }
+
+  /**
+   * The call's turn at its operation's own pace (own-pace.ts), when its 429s were judged its own:
+   * taken before the client's, so that a turn of the client's is not held while it waits.
+   */
+  async #ownTurn(call: LimitedCall): Promise<void> {
+    const operation = call.request.operation
+    const pace = this.#ownPaces.get(operation)
+    if (pace === undefined) return
+    if (pace.rate(this.#clock.now()) === undefined) {
+      if (pace.waiting === 0) this.#ownPaces.delete(operation)
+      return
+    }
+    if (pace.tryTake(call.priority)) return
+    let granted: boolean
+    try {
+      granted = await pace.wait(call.priority, call.signal, call.left(), call.refused)
+    } catch {
+      throw call.abandoned(`while waiting for its turn at ${operation}'s own paced rate`)
+    }
+    if (!granted) throw call.outOfTime(`while waiting for its turn at ${operation}'s own paced rate`)
   }
 
   /** The client-wide pause: this process's, and the store's. Looked at again after each wait: another 429 may have made it longer. */

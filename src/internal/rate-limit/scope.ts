@@ -29,8 +29,14 @@
 /** Whose limit a 429 is (see the module's comment). */
 export type LimitScope = 'client' | 'operation'
 
-/** How far back the answers are counted, ms (in whole seconds: {@link SLOTS} of 1,000 ms). */
+/**
+ * How far back the answers are counted, ms, in whole seconds; or further, the operation's last
+ * `Retry-After` and {@link WINDOW_MS} more (up to {@link MAX_WINDOW_MS}): two 429s of one caller
+ * that waits 5 s between them must fall in one window.
+ */
 export const WINDOW_MS = 3_000
+/** The longest window, ms: the longest `Retry-After` a call waits (60 s) and {@link WINDOW_MS}. */
+export const MAX_WINDOW_MS = 63_000
 /** 429s of an operation in the window, at least, for one to be its own. */
 export const MIN_REFUSED = 2
 /** Share of an operation's answers in the window that were 429s, at least, for one to be its own. */
@@ -44,7 +50,7 @@ export const OTHERS_SHARE_RATIO = 0.1
 export const KEPT_MS = 60_000
 
 const SLOT_MS = 1_000
-const SLOTS = WINDOW_MS / SLOT_MS
+const SLOTS = MAX_WINDOW_MS / SLOT_MS
 
 /** One operation's answers in each of the last {@link SLOTS} seconds. */
 class Answers {
@@ -64,13 +70,27 @@ class Answers {
     else slot.accepted++
   }
 
-  /** Accepted and refused in the window ending at `now`. */
-  count(now: number): { accepted: number; refused: number } {
-    const first = Math.floor(now / SLOT_MS) - SLOTS + 1
+  /** The seconds (since the epoch) in the `windowMs` ending at `now` in which a request met a 429. */
+  refusedSeconds(now: number, windowMs: number): number[] {
+    const last = Math.floor(now / SLOT_MS)
+    const first = last - Math.ceil(windowMs / SLOT_MS) + 1
+    return this.#slots.filter((slot) => slot.second >= first && slot.second <= last && slot.refused > 0).map((slot) => slot.second)
+  }
+
+  /** Whether a request met a 429 in one of `seconds`. */
+  refusedIn(seconds: readonly number[]): boolean {
+    return this.#slots.some((slot) => slot.refused > 0 && seconds.includes(slot.second))
+  }
+
+  /** Accepted and refused in the `windowMs` ending at `now` (whole seconds). */
+  count(now: number, windowMs: number): { accepted: number; refused: number } {
+    const last = Math.floor(now / SLOT_MS)
+    const first = last - Math.ceil(windowMs / SLOT_MS) + 1
     let accepted = 0
     let refused = 0
     for (const slot of this.#slots) {
-      if (slot.second < first) continue
+      // A second after `now` is one counted before the clock stepped back: not in this window.
+      if (slot.second < first || slot.second > last) continue
       accepted += slot.accepted
       refused += slot.refused
     }
@@ -84,27 +104,58 @@ export class LimitScopes {
   readonly #answers = new Map<string, Answers>()
   /** Operations whose last 429 was judged their own, and when. */
   readonly #alone = new Map<string, number>()
+  /** The wait each operation's last 429 asked for, ms. */
+  readonly #lastWaitMs = new Map<string, number>()
+  /** When each operation's last judged 429 came, and the verdict. */
+  readonly #last = new Map<string, { readonly at: number; readonly scope: LimitScope }>()
 
   /** A request of `operation` was answered with anything but 429 at `now`. */
   accepted(operation: string, now: number): void {
     this.#of(operation).add(now, false)
   }
 
-  /** A request of `operation` was answered 429 at `now`: whose limit it is. */
-  refused(operation: string, now: number): LimitScope {
+  /**
+   * A request of `operation` sent at `sentAt` was answered 429 at `now`, asking for `waitMs` (0
+   * without one): whose limit it is.
+   */
+  refused(operation: string, sentAt: number, now: number, waitMs = 0): LimitScope {
     const own = this.#of(operation)
     own.add(now, true)
-    const mine = own.count(now)
+    // Sent before the operation's last 429 came back: the same touch of the limit as that one (20
+    // login calls sent at once and refused together), judged as it was. Judged on its own, the
+    // 429s of a burst that took a key's bucket came back before the export's, and each one after
+    // the first counted the export's requests as accepted while the burst's were refused.
+    const last = this.#last.get(operation)
+    if (last !== undefined && sentAt <= last.at) return last.scope
+    const scope = this.#judge(operation, own, now, waitMs)
+    this.#last.set(operation, { at: now, scope })
+    return scope
+  }
+
+  #judge(operation: string, own: Answers, now: number, waitMs: number): LimitScope {
+    const windowMs = Math.min(MAX_WINDOW_MS, Math.max(WINDOW_MS, (this.#lastWaitMs.get(operation) ?? 0) + 2_000))
+    this.#lastWaitMs.set(operation, waitMs)
+    const mine = own.count(now, windowMs)
     const judged = this.#alone.get(operation)
     const known = judged !== undefined && now - judged <= KEPT_MS
     if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
+    const mySeconds = own.refusedSeconds(now, windowMs)
     let accepted = 0
     let refused = 0
+    let together = false
     for (const [other, answers] of this.#answers) {
       if (other === operation) continue
-      const theirs = answers.count(now)
+      const theirs = answers.count(now, windowMs)
       accepted += theirs.accepted
       refused += theirs.refused
+      together ||= answers.refusedIn(mySeconds)
+    }
+    // Refused in the same second as this operation: the client's limit, met by a burst of this
+    // operation (20 login calls at once took a key's bucket, and the export's requests beside them
+    // were refused too, a few among hundreds accepted: a share too small to tell).
+    if (together) {
+      this.#alone.delete(operation)
+      return 'client'
     }
     if (accepted < MIN_OTHERS_ACCEPTED) {
       this.#alone.delete(operation)
@@ -117,6 +168,11 @@ export class LimitScopes {
     }
     this.#alone.set(operation, now)
     return 'operation'
+  }
+
+  /** Requests of `operation` accepted a second over the last {@link WINDOW_MS}: where its own pace starts. */
+  acceptedPerSecond(operation: string, now: number): number {
+    return ((this.#answers.get(operation)?.count(now, WINDOW_MS).accepted ?? 0) * 1_000) / WINDOW_MS
   }
 
   #of(operation: string): Answers {
