@@ -225,21 +225,11 @@ export interface RateLimitOptions {
    * the same options as the key pair's but `endpoints`. A request of a listed endpoint takes its
    * share of that endpoint's bucket or window (per key pair) first, and of the key pair's only if
    * that one let it through; a 429 of an endpoint's own limit names the endpoint in its message.
+   * An endpoint the spec does not have (a path parameter is written `:id`) is refused with a
+   * RangeError that lists those it has.
    * Default: none. TESTING.md, "Rate limits".
    */
-  endpoints?:
-    | Partial<
-        Record<
-          | 'POST /rest/v1/auth/token'
-          | 'GET /rest/v1/customer-users'
-          | 'PUT /rest/v1/customer-users/:id'
-          | 'GET /rest/v1/agents'
-          | 'GET /rest/v1/conversations'
-          | 'GET /rest/v1/conversations/:id/messages',
-          Omit<RateLimitOptions, 'endpoints'>
-        >
-      >
-    | undefined
+  endpoints?: { readonly [endpoint: `${'GET' | 'POST' | 'PUT'} /rest/v1/${string}`]: Omit<RateLimitOptions, 'endpoints'> } | undefined
 }
 
 /** Options of `createFakeChatService`. */
