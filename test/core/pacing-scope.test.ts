@@ -6,6 +6,7 @@
  * in BENCHMARKS.md.
  */
 import { describe, expect, it } from 'vitest'
+import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
@@ -52,6 +53,28 @@ describe('whose limit a 429 is', () => {
     answer(scopes, LIST, { at: T0 + 50, count: 4, refused: true })
     refuse(scopes, LOGIN, T0 + 600)
     expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
+  })
+
+  it("the others met 429s in another second of the window, at more than a tenth of the operation's share: the client's", () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LIST, { at: T0 - 500, count: 4 })
+    answer(scopes, LIST, { at: T0 - 400, count: 4, refused: true })
+    refuse(scopes, LOGIN, T0 + 600)
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
+  })
+
+  it("the others met one 429 among hundreds accepted, in a second the operation met one: the client's (a burst that took the key's bucket)", () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LIST, { at: T0 - 900, count: 200, everyMs: 4 })
+    refuse(scopes, LOGIN, T0 + 600)
+    answer(scopes, LIST, { at: T0 + 700, count: 1, refused: true })
+    expect(refuse(scopes, LOGIN, T0 + 800)).toBe('client')
+    // The same 429 of the lists a second earlier: a share too small to tell, and not together.
+    const apart = new LimitScopes()
+    answer(apart, LIST, { at: T0 - 900, count: 200, everyMs: 4 })
+    answer(apart, LIST, { at: T0 - 50, count: 1, refused: true })
+    refuse(apart, LOGIN, T0 + 600)
+    expect(refuse(apart, LOGIN, T0 + 800)).toBe('operation')
   })
 
   it(`fewer than ${MIN_OTHERS_ACCEPTED} requests of other operations accepted: too little to tell, the client's`, () => {
@@ -161,6 +184,14 @@ describe('a lowering given back', () => {
 })
 
 describe("an operation's own pace", () => {
+  const THE_429: ReceivedResponse = {
+    status: 429,
+    success: false,
+    headers: { 'retry-after': '1' },
+    body: Buffer.alloc(0),
+    truncated: false,
+  }
+
   /** A clock whose time the test sets; timers are never run (the lanes' turns are read with tryTake). */
   function manualClock(start: number): Clock & { at: number } {
     return {
@@ -173,30 +204,32 @@ describe("an operation's own pace", () => {
     }
   }
 
-  it("starts from what the operation had accepted lately, and holds its calls for its 429's Retry-After", () => {
+  it("holds its calls for its 429's Retry-After, and says what is left of the hold and which 429 started it", () => {
     const clock = manualClock(T0)
     const pace = new OperationPace(clock)
-    pace.refused(T0 - 10, T0, 1_000, 40)
-    // The first estimate, what it accepted (40 a second), lowered: 0.8 × 40, probing up from there.
-    expect(pace.rate(T0 + 1_000)).toBeCloseTo(0.8 * 40, 0)
+    pace.refused(T0 - 10, T0, 1_000, THE_429)
+    expect(pace.heldFor(T0 + 400)).toEqual({ ms: 600, response: THE_429 })
     clock.at = T0 + 999
     expect(pace.tryTake('interactive')).toBe(false) // held for the Retry-After
     clock.at = T0 + 1_100
+    expect(pace.heldFor(T0 + 1_100)).toBeUndefined()
+    // Then at its own rate, from the least (nothing of it was counted before): a token each 2 s.
+    clock.at = T0 + 2_500
     expect(pace.tryTake('interactive')).toBe(true)
   })
 
   it('refused with nothing accepted since it was lowered: held 250 ms, then 500 ms, doubling (a closed window), not probed into', () => {
     const clock = manualClock(T0)
     const pace = new OperationPace(clock)
-    pace.refused(T0 - 10, T0, 0, 10)
+    pace.refused(T0 - 10, T0, 0, THE_429)
     clock.at = T0 + 200
     pace.sent(T0 + 200)
-    pace.refused(T0 + 200, T0 + 210, 0, 10)
+    pace.refused(T0 + 200, T0 + 210, 0, THE_429)
     clock.at = T0 + 459
     expect(pace.tryTake('interactive')).toBe(false)
     clock.at = T0 + 700
     pace.sent(T0 + 700)
-    pace.refused(T0 + 700, T0 + 710, 0, 10)
+    pace.refused(T0 + 700, T0 + 710, 0, THE_429)
     clock.at = T0 + 1_209
     expect(pace.tryTake('interactive')).toBe(false)
   })

@@ -541,6 +541,11 @@ describe("a limit on one endpoint alone, with rateLimitPause: 'fail'", () => {
     expect((second as RateLimitError).retryAfterMs).toBe(1_000)
     expect(client.rateLimitedUntil).toBeUndefined()
     await client.agents.list()
+    // A login call made while token issuance is held for that Retry-After fails at once, sending nothing.
+    const third = await rejection(client.auth.issueToken({ userId: 'u-1' }))
+    expect(third).toBeInstanceOf(RateLimitError)
+    expect((third as RateLimitError).message).toContain("its 429s come while the client's other requests are accepted")
+    expect((third as RateLimitError).retryAfterMs).toBeGreaterThan(0)
     expect(server.arrivals.filter((arrival) => arrival.target.startsWith('/rest/v1/auth/token'))).toHaveLength(2)
   })
 })

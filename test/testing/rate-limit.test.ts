@@ -189,7 +189,7 @@ describe('rateLimit at the wire', () => {
       createFakeChatService({
         rateLimit: {
           requestsPerSecond: 5,
-          endpoints: { 'POST /rest/v1/auth/tokens': { requestsPerSecond: 1 } } as RateLimitOptions['endpoints'],
+          endpoints: { 'POST /rest/v1/auth/tokens': { requestsPerSecond: 1 } },
         },
       }),
     ).toThrow(

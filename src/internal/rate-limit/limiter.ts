@@ -28,7 +28,7 @@ import { BACKOFF_CAP_MS, MAX_RETRY_AFTER_MS, MIN_RETRY_DELAY_MS } from '../../co
 import { PACING_CHANNEL, type PacingEvent } from '../../core/tracing.ts'
 import type { ChatServiceError } from '../../errors/errors.ts'
 import type { ReceivedResponse } from '../exchange.ts'
-import { pausedError, type RequestSummary } from '../read-response.ts'
+import { ownLimitError, pausedError, type RequestSummary } from '../read-response.ts'
 import type { Redactor } from '../redact.ts'
 import type { ResolvedOptions } from '../resolved-options.ts'
 import { backoffDelay, serverRequestedDelay, type RetryDecision } from '../retry-policy.ts'
@@ -48,6 +48,8 @@ export type { Priority }
  * per client: a limit on one endpoint alone must not hold its calls forever while the others flow.
  */
 export const STARVED_MS = 60_000
+/** An operation paced on its own (own-pace.ts) is paced so no longer after this long without a 429 of its own, ms. */
+const OWN_PACE_IDLE_MS = 10_000
 /**
  * The store's count of what all processes accepted (`acceptedPerSecond`) is used for the first
  * 429's estimate while no older than this, ms: a few of the store's 100 ms reads.
@@ -241,7 +243,7 @@ export class RateLimits {
     const lanes = this.#paced(now)
     // An operation's own limit: nothing of the client's rate or pause; its call waits what its 429 asked.
     if (this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0) === 'operation')
-      return this.#retryAlone(call, sentAt, now, waitMs)
+      return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
       // A first 429 met while the store's learned rate is being read waits for that answer: this
@@ -276,14 +278,14 @@ export class RateLimits {
    * and more after a 1 s `Retry-After`); not when the store shares the rate: the other processes
    * have taken the lowered one, and a rate given back here would not reach them.
    */
-  #retryAlone(call: LimitedCall, sentAt: number, now: number, waitMs: number | undefined): RefusedVerdict {
+  #retryAlone(call: LimitedCall, response: ReceivedResponse, sentAt: number, now: number, waitMs: number | undefined): RefusedVerdict {
     const operation = call.request.operation
     let pace = this.#ownPaces.get(operation)
     if (pace === undefined) {
       pace = new OperationPace(this.#clock)
       this.#ownPaces.set(operation, pace)
     }
-    pace.refused(sentAt, now, waitMs ?? 0, this.#scopes.acceptedPerSecond(operation, now))
+    pace.refused(sentAt, now, waitMs ?? 0, response)
     if (call.options.log.enabled('info'))
       call.options.log.log(
         'info',
@@ -404,6 +406,14 @@ export class RateLimits {
     if (!granted) throw call.outOfTime(`while waiting for its turn at the paced rate (${this.#describeRate()})`)
   }
 
+  /** Ends `operation`'s own pace (own-pace.ts), if it has one: its waiting calls go on. */
+  #endOwnPace(operation: string): void {
+    const pace = this.#ownPaces.get(operation)
+    if (pace === undefined) return
+    pace.end()
+    this.#ownPaces.delete(operation)
+  }
+
   /**
    * The call's turn at its operation's own pace (own-pace.ts), when its 429s were judged its own:
    * taken before the client's, so that a turn of the client's is not held while it waits.
@@ -412,9 +422,20 @@ export class RateLimits {
     const operation = call.request.operation
     const pace = this.#ownPaces.get(operation)
     if (pace === undefined) return
-    if (pace.rate(this.#clock.now()) === undefined) {
-      if (pace.waiting === 0) this.#ownPaces.delete(operation)
+    const now = this.#clock.now()
+    // Ended, or no 429 of its own for a while: what it held to may not have been its own limit (a
+    // burst of login calls beside a key-wide concurrency limit was taken for one, and held to 0.6/s
+    // for minutes while the client ran at 440/s). The next 429 of its own paces it again.
+    if (pace.rate(now) === undefined || now - pace.refusedAt > OWN_PACE_IDLE_MS) {
+      this.#endOwnPace(operation)
       return
+    }
+    const held = pace.heldFor(now)
+    if (held !== undefined) {
+      // A call that would rather fail than wait out a pause fails rather than wait out its
+      // operation's own hold, with the 429 that started it; and one whose deadline comes first, at once.
+      if (call.options.rateLimitPause === 'fail') throw ownLimitError(held.response, call.request, held.ms, this.#redactor)
+      if (held.ms >= call.left()) throw call.outOfTime(`${operation} is held after a 429 of its own for another ${held.ms} ms`)
     }
     if (pace.tryTake(call.priority)) return
     let granted: boolean

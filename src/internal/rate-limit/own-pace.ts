@@ -6,9 +6,10 @@
  *
  * Without it, an operation judged to have its own limit was not paced at all: each call waited its
  * own `Retry-After` and sent again, and an export whose page endpoint was limited alone (10/s within
- * a key's 100/s, 16 pages in flight) met 39-72 % 429s where the client's pacing had kept them under
- * 2 % (bench/pacing/simulate.ts).
+ * a key's 100/s, 16 pages in flight) met 39-72 % 429s in 4 of 9 simulated runs where the client's
+ * pacing had kept them under 2 % (bench/pacing/simulate.ts).
  */
+import type { ReceivedResponse } from '../exchange.ts'
 import type { Clock, Priority } from './lanes.ts'
 import { Lanes, LocalTokens } from './lanes.ts'
 import { closedHoldMs, RateLearner } from './learner.ts'
@@ -16,17 +17,32 @@ import { closedHoldMs, RateLearner } from './learner.ts'
 export class OperationPace {
   readonly #learner = new RateLearner()
   readonly #lanes: Lanes
+  /** Ended (see {@link OperationPace.end}): no rate, every waiting call released (but for a hold). */
+  #ended = false
+  /** When its last 429 came (ms since the epoch). */
+  refusedAt = 0
+  /** Until when its calls are held (ms since the epoch), and the 429 that asked for it. */
+  #held: { readonly until: number; readonly response: ReceivedResponse } | undefined
   /** "Closed" 429s in a row (none accepted since the rate was lowered), and when the last came. */
   #closedStreak = 0
   #closedAt = 0
 
   constructor(clock: Clock) {
-    this.#lanes = new Lanes(new LocalTokens((at) => this.#learner.rate(at) ?? Infinity, clock.now()), clock)
+    this.#lanes = new Lanes(new LocalTokens((at) => this.rate(at) ?? Infinity, clock.now()), clock)
   }
 
   /** Requests per second the operation is paced at now; `undefined` once its pace has ended (no 429 of its own for 5 minutes). */
   rate(now: number): number | undefined {
-    return this.#learner.rate(now)
+    return this.#ended ? undefined : this.#learner.rate(now)
+  }
+
+  /**
+   * Ends the pace: the operation's 429s are the client's again (or the client's rate was lowered,
+   * which may be what refused them). The calls waiting here go on (after a `Retry-After` hold).
+   */
+  end(): void {
+    this.#ended = true
+    this.#lanes.changed()
   }
 
   /** Whether a request may go now (no await); else the caller awaits {@link OperationPace.wait}. */
@@ -54,13 +70,12 @@ export class OperationPace {
   }
 
   /**
-   * A 429 of the operation's own limit, asking for `waitMs` (0 without `Retry-After`): lowers its
-   * rate and holds it for the wait. `acceptedPerSecond`: what the operation had accepted lately,
-   * counted before its pace began (the first 429's estimate starts there, not at the least rate:
-   * an export's pages limited to 10/s, paced from 0.5/s up, read at 2.6/s).
+   * A 429 of the operation's own limit (`response`), asking for `waitMs` (0 without
+   * `Retry-After`): lowers its rate and holds it for the wait.
    */
-  refused(sentAt: number, now: number, waitMs: number, acceptedPerSecond: number): void {
-    const refusal = this.#learner.refused(sentAt, now, waitMs, acceptedPerSecond)
+  refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse): void {
+    this.refusedAt = now
+    const refusal = this.#learner.refused(sentAt, now, waitMs)
     let holdMs = waitMs
     if (refusal.kind === 'lowered') {
       this.#closedStreak = 0
@@ -74,6 +89,13 @@ export class OperationPace {
     if (holdMs > 0) {
       this.#learner.paused(now, holdMs)
       this.#lanes.hold(now + holdMs)
+      if (now + holdMs > (this.#held?.until ?? 0)) this.#held = { until: now + holdMs, response }
     }
+  }
+
+  /** What is left of its hold at `now` (ms) and the 429 that started it, or `undefined` when it is not held. */
+  heldFor(now: number): { readonly ms: number; readonly response: ReceivedResponse } | undefined {
+    const held = this.#held
+    return held === undefined || held.until <= now ? undefined : { ms: held.until - now, response: held.response }
   }
 }

@@ -6,24 +6,27 @@
  * A 429 of the client's limit lowers the paced rate of the whole client and pauses it for its
  * `Retry-After`; one of an operation's own limit must do neither, or every 429 of that operation
  * holds the whole client near the least rate: against a 1/s limit on login calls alone, within a
- * key's 100/s, an export got 0.009 of the 100/s (bench/pacing/simulate.ts, BENCHMARKS.md).
+ * key's 100/s, an export read 0.001 of the 100/s (bench/pacing/simulate.ts, BENCHMARKS.md).
  *
- * One 429 cannot tell them apart; the answers around it can. Over the last {@link WINDOW_MS}, a 429
- * of operation X is X's own when:
+ * One 429 cannot tell them apart; the answers around it can. A 429 of a request sent once its
+ * operation X's last 429 had come back is judged (one sent before is the same touch of the limit,
+ * judged as that one was: a burst of login calls refused together). Over the window (see
+ * {@link WINDOW_MS}), it is X's own when:
  *
  * - X met at least {@link MIN_REFUSED} 429s (this one counted), and they were at least
  *   {@link MIN_REFUSED_SHARE} of its answers: an operation limited alone, sent more often than its
  *   limit, is refused most of the time, where the client's limit refuses a few requests at each
- *   touch;
- * - the other operations had at least {@link MIN_OTHERS_ACCEPTED} requests accepted, and met 429s
- *   at no more than {@link OTHERS_SHARE_RATIO} times X's share: the client's limit refuses whatever
- *   is sent when it is met, an export's pages and login calls alike.
+ *   touch (after a first verdict of its own, for {@link KEPT_MS}, this is not asked again);
+ * - the other operations had at least {@link MIN_OTHERS_ACCEPTED} requests accepted, met 429s at
+ *   no more than {@link OTHERS_SHARE_RATIO} times X's share, and none in a second X met one: the
+ *   client's limit refuses whatever is sent when it is met, an export's pages and login calls alike.
  *
- * Answers are counted by when they came, in whole seconds. The first 429 of an operation is always
- * the client's (X has met one 429 only): that costs one lowering and one pause, and the others' next
- * answers show whose it was. A 429 judged the operation's own by mistake (the client's limit after
- * all) lowers nothing, but the others' next 429 does, and raises their share, which makes X's next
- * 429 the client's again.
+ * Answers are counted by when they came, in whole seconds, from the client's first 429 on. The
+ * first 429 of an operation is always the client's: that costs one lowering and one pause, which
+ * limiter.ts gives back once the operation's 429s prove its own. A 429 judged the operation's own
+ * by mistake (the client's limit after all) lowers nothing of the client, but the others' next 429
+ * does, and makes X's next 429 the client's again. Known to be misjudged: bursts of login calls
+ * beside a key-wide concurrency limit (BENCHMARKS.md, "Pacing: a limit on one endpoint alone").
  */
 
 /** Whose limit a 429 is (see the module's comment). */
@@ -31,8 +34,8 @@ export type LimitScope = 'client' | 'operation'
 
 /**
  * How far back the answers are counted, ms, in whole seconds; or further, the operation's last
- * `Retry-After` and {@link WINDOW_MS} more (up to {@link MAX_WINDOW_MS}): two 429s of one caller
- * that waits 5 s between them must fall in one window.
+ * `Retry-After` and 2 s more (up to {@link MAX_WINDOW_MS}): two 429s of one caller that waits 5 s
+ * between them must fall in one window.
  */
 export const WINDOW_MS = 3_000
 /** The longest window, ms: the longest `Retry-After` a call waits (60 s) and {@link WINDOW_MS}. */
@@ -168,11 +171,6 @@ export class LimitScopes {
     }
     this.#alone.set(operation, now)
     return 'operation'
-  }
-
-  /** Requests of `operation` accepted a second over the last {@link WINDOW_MS}: where its own pace starts. */
-  acceptedPerSecond(operation: string, now: number): number {
-    return ((this.#answers.get(operation)?.count(now, WINDOW_MS).accepted ?? 0) * 1_000) / WINDOW_MS
   }
 
   #of(operation: string): Answers {
