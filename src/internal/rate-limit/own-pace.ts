@@ -19,8 +19,7 @@ export class OperationPace {
   readonly #lanes: Lanes
   /** Ended (see {@link OperationPace.end}): no rate, every waiting call released (but for a hold). */
   #ended = false
-  /** When its last 429 came (ms since the epoch). */
-  refusedAt = 0
+  #refusedAt = 0
   /** Until when its calls are held (ms since the epoch), and the 429 that asked for it. */
   #held: { readonly until: number; readonly response: ReceivedResponse } | undefined
   /** "Closed" 429s in a row (none accepted since the rate was lowered), and when the last came. */
@@ -55,9 +54,9 @@ export class OperationPace {
     return this.#lanes.wait(priority, signal, limitMs, first)
   }
 
-  /** Requests of the operation waiting for their turn. */
-  get waiting(): number {
-    return this.#lanes.waiting
+  /** When its last 429 came (ms since the epoch). */
+  get refusedAt(): number {
+    return this.#refusedAt
   }
 
   sent(now: number): void {
@@ -74,7 +73,7 @@ export class OperationPace {
    * `Retry-After`): lowers its rate and holds it for the wait.
    */
   refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse): void {
-    this.refusedAt = now
+    this.#refusedAt = now
     const refusal = this.#learner.refused(sentAt, now, waitMs)
     let holdMs = waitMs
     if (refusal.kind === 'lowered') {
