@@ -1,6 +1,7 @@
 import { defineConfig } from 'tsup'
 import { fakeBinUsesTestingEntry, withoutSourceMaps } from './scripts/bin-plugins.ts'
 import { classNames } from './scripts/class-names.ts'
+import { docComments } from './scripts/doc-comments.ts'
 import { engineCheckFirst } from './scripts/engine-check-plugin.ts'
 import { lineMaps } from './scripts/line-maps.ts'
 
@@ -43,6 +44,7 @@ export default defineConfig({
   external: ['undici', 'zod', 'msw', '@mswjs/interceptors', 'chat-service-sdk'],
   noExternal: ['cli-progress'],
   esbuildPlugins: [engineCheckFirst, fakeBinUsesTestingEntry],
-  // classNames: the built classes keep src/'s names (the file says why).
-  plugins: [classNames, withoutSourceMaps, lineMaps],
+  // classNames: the built classes keep src/'s names; docComments: the built JavaScript leaves its
+  // TSDoc to the declarations (each file says why).
+  plugins: [classNames, withoutSourceMaps, lineMaps, docComments],
 })
