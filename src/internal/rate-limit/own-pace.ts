@@ -30,7 +30,7 @@ export class OperationPace {
     this.#lanes = new Lanes(new LocalTokens((at) => this.rate(at) ?? Infinity, clock.now()), clock)
   }
 
-  /** Requests per second the operation is paced at now; `undefined` once its pace has ended (no 429 of its own for 5 minutes). */
+  /** Requests per second the operation is paced at now; `undefined` once its pace has ended ({@link OperationPace.end}, or 5 minutes without a 429 of its own; limiter.ts ends it after 10 s). */
   rate(now: number): number | undefined {
     return this.#ended ? undefined : this.#learner.rate(now)
   }

@@ -153,19 +153,13 @@ export class LimitScopes {
       refused += theirs.refused
       together ||= answers.refusedIn(mySeconds)
     }
-    // Refused in the same second as this operation: the client's limit, met by a burst of this
-    // operation (20 login calls at once took a key's bucket, and the export's requests beside them
-    // were refused too, a few among hundreds accepted: a share too small to tell).
-    if (together) {
-      this.#alone.delete(operation)
-      return 'client'
-    }
-    if (accepted < MIN_OTHERS_ACCEPTED) {
-      this.#alone.delete(operation)
-      return 'client'
-    }
     const share = mine.refused / (mine.accepted + mine.refused)
-    if (refused > OTHERS_SHARE_RATIO * share * (accepted + refused)) {
+    const clientsLimit =
+      // Refused in the same second as this operation: the client's limit, met by a burst of this
+      // operation (20 login calls at once took a key's bucket, and the export's requests beside
+      // them were refused too, a few among hundreds accepted: a share too small to tell).
+      together || accepted < MIN_OTHERS_ACCEPTED || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
+    if (clientsLimit) {
       this.#alone.delete(operation)
       return 'client'
     }
