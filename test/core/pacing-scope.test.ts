@@ -10,7 +10,7 @@ import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
-import { KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
+import { KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
 
 const T0 = 1_000_000
 const LOGIN = 'auth.issueToken'
@@ -148,6 +148,57 @@ describe('whose limit a 429 is', () => {
     // And the verdict is earned again from scratch (one 429 of the login calls in a window is not enough).
     answer(scopes, LIST, { at: T0 + 12_000, count: 50 })
     expect(refuse(scopes, LOGIN, T0 + 12_600)).toBe('client')
+  })
+})
+
+describe('untested: the other operations waited through the window, unanswered', () => {
+  /** A 429 of the login calls at `at`, while a request of another operation has waited for a turn since `waitingSince`. */
+  function refuseWhileOthersWait(scopes: LimitScopes, at: number, waitingSince: number | undefined): string {
+    return scopes.refused(LOGIN, at - 10, at, 0, waitingSince)
+  }
+
+  it(`a 429 of the operation that took every turn while another's request waited ${WINDOW_MS} ms is its own, even its first`, () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LOGIN, { at: T0, count: 3, everyMs: 900 })
+    expect(refuseWhileOthersWait(scopes, T0 + 3_000, T0)).toBe('operation')
+  })
+
+  it('not while the others waited less than the window, nor when none waits', () => {
+    const scopes = new LimitScopes()
+    answer(scopes, LOGIN, { at: T0, count: 3, everyMs: 900 })
+    expect(refuseWhileOthersWait(scopes, T0 + 3_000, T0 + 1)).toBe('client')
+    expect(refuseWhileOthersWait(scopes, T0 + 3_500, undefined)).toBe('client')
+  })
+
+  it('not when another operation was answered in the window (accepted or refused): its answers judge, as for any 429', () => {
+    const accepted = new LimitScopes()
+    answer(accepted, LIST, { at: T0 + 2_000, count: 1 })
+    expect(accepted.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
+    const refused = new LimitScopes()
+    answer(refused, LIST, { at: T0 + 2_000, count: 1, refused: true })
+    expect(refused.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
+  })
+
+  it(`proved wrong by the others' 429s, it is not made again for ${untestedAfterMs(1)} ms, then ${untestedAfterMs(2)} ms after a second time, up to ${untestedAfterMs(9)} ms`, () => {
+    const scopes = new LimitScopes()
+    let at = T0
+    const wrongAgain = (): void => {
+      expect(refuseWhileOthersWait(scopes, at + 3_000, at)).toBe('operation')
+      // The others, given turns, meet 429s in the same second as the login calls: the client's limit.
+      answer(scopes, LIST, { at: at + 3_500, count: 20 })
+      answer(scopes, LIST, { at: at + 3_700, count: 5, refused: true })
+      expect(refuseWhileOthersWait(scopes, at + 3_800, undefined)).toBe('client')
+    }
+    wrongAgain()
+    // Proved wrong at `at + 3_800`: within the next minute the others wait unanswered again, in vain.
+    expect(refuseWhileOthersWait(scopes, at + 3_800 + untestedAfterMs(1), at + 3_800 + untestedAfterMs(1) - WINDOW_MS)).toBe('client')
+    at += untestedAfterMs(1) + 1_000
+    wrongAgain()
+    expect(refuseWhileOthersWait(scopes, at + 3_800 + untestedAfterMs(2), at + 3_800 + untestedAfterMs(2) - WINDOW_MS)).toBe('client')
+    at += untestedAfterMs(2) + 1_000
+    expect(refuseWhileOthersWait(scopes, at + 3_000, at)).toBe('operation')
+    expect(untestedAfterMs(1)).toBe(KEPT_MS)
+    expect(untestedAfterMs(9)).toBe(8 * KEPT_MS)
   })
 })
 

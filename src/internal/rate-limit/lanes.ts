@@ -190,6 +190,11 @@ export class Lanes {
     })
   }
 
+  /** The end of the last hold (ms since the epoch; 0 before any): see {@link Lanes.hold}. */
+  get heldUntil(): number {
+    return this.#heldUntil
+  }
+
   /** No request leaves before `until` (ms since the epoch); a later hold replaces an earlier one. */
   hold(until: number): void {
     if (until <= this.#heldUntil) return

@@ -130,6 +130,8 @@ export class RateLimits {
   #lanes: LanesState | undefined
   /** A learned rate this process found that the store has not been told yet. */
   #unpublished: LearnedRate | undefined
+  /** The calls of each operation waiting for a turn of the client's paced rate, by when each began to wait (the first, the longest): read by the scope's untested verdict (scope.ts). */
+  readonly #waiting = new Map<string, Set<{ readonly since: number }>>()
   /** When a request of each operation was last accepted (any response but 429), ms since the epoch. */
   readonly #acceptedAt = new Map<string, number>()
   /** Consecutive "closed" holds (see closedHoldMs, learner.ts), and when the last began. */
@@ -242,8 +244,8 @@ export class RateLimits {
     call.refusals++
     const lanes = this.#paced(now)
     // An operation's own limit: nothing of the client's rate or pause; its call waits what its 429 asked.
-    if (this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0) === 'operation')
-      return this.#retryAlone(call, response, sentAt, now, waitMs)
+    const scope = this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0, this.#othersWaitingSince(call.request.operation))
+    if (scope === 'operation') return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
       // A first 429 met while the store's learned rate is being read waits for that answer: this
@@ -397,13 +399,37 @@ export class RateLimits {
     if (state.shared !== undefined && !state.onShared && now >= state.storeDownUntil) this.#useShared(state, state.shared)
     this.#report('raised', call.options.log)
     if (state.lanes.tryTake(call.priority)) return
+    const operation = call.request.operation
+    let waiting = this.#waiting.get(operation)
+    if (waiting === undefined) this.#waiting.set(operation, (waiting = new Set()))
+    const mark = { since: now }
+    waiting.add(mark)
     let granted: boolean
     try {
       granted = await state.lanes.wait(call.priority, call.signal, call.left(), call.refused)
     } catch {
       throw call.abandoned('while waiting for its turn at the paced rate')
+    } finally {
+      waiting.delete(mark)
     }
     if (!granted) throw call.outOfTime(`while waiting for its turn at the paced rate (${this.#describeRate()})`)
+  }
+
+  /**
+   * Since when the longest-waiting call of an operation other than `operation` has waited for a
+   * turn of the client's paced rate (ms since the epoch), or `undefined`; from the end of the
+   * client's last hold at the latest: a call held by a pause waited for its end, not for turns
+   * another operation took (after a fixed window's minute, the first login calls' 429s were taken
+   * for their own, and held them to a rate of their own for seconds).
+   */
+  #othersWaitingSince(operation: string): number | undefined {
+    let since: number | undefined
+    for (const [other, waiting] of this.#waiting) {
+      // A set keeps the order of insertion: the first is the longest-waiting.
+      const longest = other === operation ? undefined : waiting.values().next().value
+      if (longest !== undefined && (since === undefined || longest.since < since)) since = longest.since
+    }
+    return since === undefined ? undefined : Math.max(since, this.#lanes?.lanes.heldUntil ?? 0)
   }
 
   /** Ends `operation`'s own pace (own-pace.ts), if it has one: its waiting calls go on. */

@@ -21,6 +21,14 @@
  *   no more than {@link OTHERS_SHARE_RATIO} times X's share, and none in a second X met one: the
  *   client's limit refuses whatever is sent when it is met, an export's pages and login calls alike.
  *
+ * Or, untested, when the others could show nothing: requests of other operations waited for a turn
+ * of the client's paced rate through the whole window and none was answered, while X took every
+ * turn (login calls, which go first, asking more than the client's pace: started before an export,
+ * they held it at 0.001 of a key's limit for good). X is then paced on its own, so that the others
+ * get turns and their answers can judge X's next 429. If the others then meet 429s too (the
+ * client's limit after all), X's next 429 is the client's, and X is not judged untested again for
+ * a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up to 8).
+ *
  * Answers are counted by when they came, in whole seconds, from the client's first 429 on. The
  * first 429 of an operation is always the client's: that costs one lowering and one pause, which
  * limiter.ts gives back once the operation's 429s prove its own. A 429 judged the operation's own
@@ -51,6 +59,16 @@ export const OTHERS_SHARE_RATIO = 0.1
 
 /** A 429 judged its operation's own keeps that verdict for the next of that operation this long after it, ms, while the others' answers agree. */
 export const KEPT_MS = 60_000
+
+/**
+ * How long after its verdict of its own was proved wrong the `times`-th time an operation is not
+ * judged untested again, ms: {@link KEPT_MS}, doubled at each time, up to 8 × (8 minutes). Each
+ * untested verdict that is wrong (a key-wide limit below what the login calls alone ask) lets the
+ * others' requests out at the client's whole rate, into the limit, once.
+ */
+export function untestedAfterMs(times: number): number {
+  return KEPT_MS * 2 ** Math.min(3, Math.max(0, times - 1))
+}
 
 const SLOT_MS = 1_000
 const SLOTS = MAX_WINDOW_MS / SLOT_MS
@@ -111,6 +129,8 @@ export class LimitScopes {
   readonly #lastWaitMs = new Map<string, number>()
   /** When each operation's last judged 429 came, and the verdict. */
   readonly #last = new Map<string, { readonly at: number; readonly scope: LimitScope }>()
+  /** When a verdict of each operation's own was last proved wrong by the others' 429s, and how many times: no untested verdict for {@link untestedAfterMs}. */
+  readonly #disproved = new Map<string, { readonly at: number; readonly times: number }>()
 
   /** A request of `operation` was answered with anything but 429 at `now`. */
   accepted(operation: string, now: number): void {
@@ -119,9 +139,11 @@ export class LimitScopes {
 
   /**
    * A request of `operation` sent at `sentAt` was answered 429 at `now`, asking for `waitMs` (0
-   * without one): whose limit it is.
+   * without one): whose limit it is. `othersWaitingSince`: since when (ms since the epoch) the
+   * longest-waiting request of another operation has waited for a turn of the client's paced rate,
+   * `undefined` when none waits.
    */
-  refused(operation: string, sentAt: number, now: number, waitMs = 0): LimitScope {
+  refused(operation: string, sentAt: number, now: number, waitMs = 0, othersWaitingSince?: number): LimitScope {
     const own = this.#of(operation)
     own.add(now, true)
     // Sent before the operation's last 429 came back: the same touch of the limit as that one (20
@@ -130,18 +152,14 @@ export class LimitScopes {
     // the first counted the export's requests as accepted while the burst's were refused.
     const last = this.#last.get(operation)
     if (last !== undefined && sentAt <= last.at) return last.scope
-    const scope = this.#judge(operation, own, now, waitMs)
+    const scope = this.#judge(operation, own, now, waitMs, othersWaitingSince)
     this.#last.set(operation, { at: now, scope })
     return scope
   }
 
-  #judge(operation: string, own: Answers, now: number, waitMs: number): LimitScope {
+  #judge(operation: string, own: Answers, now: number, waitMs: number, othersWaitingSince: number | undefined): LimitScope {
     const windowMs = Math.min(MAX_WINDOW_MS, Math.max(WINDOW_MS, (this.#lastWaitMs.get(operation) ?? 0) + 2_000))
     this.#lastWaitMs.set(operation, waitMs)
-    const mine = own.count(now, windowMs)
-    const judged = this.#alone.get(operation)
-    const known = judged !== undefined && now - judged <= KEPT_MS
-    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
     const mySeconds = own.refusedSeconds(now, windowMs)
     let accepted = 0
     let refused = 0
@@ -153,13 +171,25 @@ export class LimitScopes {
       refused += theirs.refused
       together ||= answers.refusedIn(mySeconds)
     }
+    if (accepted + refused === 0 && othersWaitingSince !== undefined && now - othersWaitingSince >= windowMs) {
+      // Untested (see the module's comment): the others waited through the window, unanswered.
+      const disproved = this.#disproved.get(operation)
+      if (disproved === undefined || now - disproved.at > untestedAfterMs(disproved.times)) {
+        this.#alone.set(operation, now)
+        return 'operation'
+      }
+    }
+    const mine = own.count(now, windowMs)
+    const judged = this.#alone.get(operation)
+    const known = judged !== undefined && now - judged <= KEPT_MS
+    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
     const share = mine.refused / (mine.accepted + mine.refused)
-    const clientsLimit =
-      // Refused in the same second as this operation: the client's limit, met by a burst of this
-      // operation (20 login calls at once took a key's bucket, and the export's requests beside
-      // them were refused too, a few among hundreds accepted: a share too small to tell).
-      together || accepted < MIN_OTHERS_ACCEPTED || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
-    if (clientsLimit) {
+    // Refused in the same second as this operation: the client's limit, met by a burst of this
+    // operation (20 login calls at once took a key's bucket, and the export's requests beside
+    // them were refused too, a few among hundreds accepted: a share too small to tell).
+    const othersRefused = together || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
+    if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
+      if (othersRefused && known) this.#disproved.set(operation, { at: now, times: (this.#disproved.get(operation)?.times ?? 0) + 1 })
       this.#alone.delete(operation)
       return 'client'
     }

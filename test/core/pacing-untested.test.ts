@@ -1,0 +1,127 @@
+/**
+ * The untested verdict of scope.ts, at the client's rate limiter (src/internal/rate-limit/limiter.ts):
+ * a 429 of the one operation that took every turn of the client's paced rate, while another
+ * operation's requests waited through the window unanswered, is taken for its own. What the limiter
+ * tells the rule is checked here: how long the others waited, counted from the end of the client's
+ * last hold. The rule's own cases are in pacing-scope.test.ts; what a user sees (an export that
+ * starts while login calls meet their own limit) in pacing.test.ts.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { ReceivedResponse } from '../../src/internal/exchange.ts'
+import type { Priority } from '../../src/internal/rate-limit/lanes.ts'
+import { RateLimits, type LimitedCall } from '../../src/internal/rate-limit/limiter.ts'
+import { Redactor } from '../../src/internal/redact.ts'
+import type { ResolvedOptions } from '../../src/internal/resolved-options.ts'
+import { SdkLogger } from '../../src/internal/sdk-logger.ts'
+
+const T0 = 1_800_000_000_000
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+/** A client's rate limiter on fake timers, and calls of login and list to drive it with. */
+function limiter() {
+  vi.useFakeTimers({ now: T0 })
+  const redactor = new Redactor('test-key-secret')
+  const log = new SdkLogger({ debug() {}, info() {}, warn() {}, error() {} }, 'off', redactor)
+  const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
+  const limits = new RateLimits({ store: undefined, pacing: 'adaptive', redactor })
+  const call = (operation: 'login' | 'list'): LimitedCall => ({
+    request:
+      operation === 'login'
+        ? { operation: 'auth.issueToken', method: 'POST', path: '/rest/v1/auth/token' }
+        : { operation: 'conversations.messages.list', method: 'GET', path: '/rest/v1/conversations/messages' },
+    options,
+    priority: (operation === 'login' ? 'interactive' : 'batch') satisfies Priority,
+    signal: new AbortController().signal,
+    left: () => Infinity,
+    wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    abandoned: () => new Error('abandoned') as never,
+    outOfTime: () => new Error('out of time') as never,
+    pauseBudget: Infinity,
+    refusedSince: undefined,
+    refusals: 0,
+    refused: false,
+  })
+  return { limits, call }
+}
+
+function tooMany(retryAfter?: string): ReceivedResponse {
+  return {
+    status: 429,
+    success: false,
+    headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter },
+    body: Buffer.alloc(0),
+    truncated: false,
+  }
+}
+
+/** Admits `call` and reports whether it was let through (it may wait: see `granted`). */
+function admitted(limits: RateLimits, call: LimitedCall): { granted: boolean } {
+  const state = { granted: false }
+  const wait = limits.admit(call)
+  if (wait === undefined) state.granted = true
+  else
+    void wait.then(
+      () => (state.granted = true),
+      () => undefined,
+    )
+  return state
+}
+
+describe('how long the other operations waited, for an untested verdict (limiter.ts)', () => {
+  it("counts from the end of the client's last pause: the first login 429 after a 5 s Retry-After, lists waiting since before it, is the client's", async () => {
+    const { limits, call } = limiter()
+    // The client's first 429, a login call's, without Retry-After: paced from here on, at what little was accepted.
+    const first = call('login')
+    limits.refused(first, tooMany(), limits.sending(first))
+    expect(limits.pacedRate).toBeDefined()
+    // Lists wait for turns of the lowered rate (batch: they leave the reserve to login calls).
+    const lists = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    expect(lists.some((list) => !list.granted)).toBe(true)
+    // A list sent before (in flight all along) meets a 429 asking for 5 s: the client's, which pauses it.
+    await vi.advanceTimersByTimeAsync(1_500)
+    const inFlight = call('list')
+    limits.refused(inFlight, tooMany('5'), limits.sending(inFlight))
+    expect(limits.pausedUntil).toBeDefined()
+    // The pause over, a login call goes first and meets a 429 before any list is answered. The
+    // lists have waited 6.5 s, but only 0.1 s of it for turns the login calls took: the client's
+    // limit, which pauses the client again (taken for the login calls' own, it paused nothing).
+    await vi.advanceTimersByTimeAsync(5_100)
+    expect(limits.pausedUntil).toBeUndefined()
+    const third = call('login')
+    const turn = limits.admit(third)
+    if (turn !== undefined) await Promise.race([turn, vi.advanceTimersByTimeAsync(100)])
+    expect(lists.some((list) => !list.granted)).toBe(true)
+    limits.refused(third, tooMany('1'), limits.sending(third))
+    expect(limits.pausedUntil).toBeDefined()
+  })
+
+  it('a login 429 while lists have waited 3 s for turns the login calls took, none answered, is their own: nothing of the client is paused', async () => {
+    const { limits, call } = limiter()
+    const first = call('login')
+    limits.refused(first, tooMany(), limits.sending(first))
+    const lists = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    expect(lists.some((list) => !list.granted)).toBe(true)
+    await vi.advanceTimersByTimeAsync(3_100)
+    const second = call('login')
+    limits.refused(second, tooMany('1'), limits.sending(second))
+    expect(limits.pausedUntil).toBeUndefined()
+  })
+
+  it("a list that has had its turn waits no more: a login 429 10 s later, no list waiting, is the client's", async () => {
+    const { limits, call } = limiter()
+    const first = call('login')
+    limits.refused(first, tooMany(), limits.sending(first))
+    const list = call('list')
+    const turn = admitted(limits, list)
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(turn.granted).toBe(true)
+    limits.accepted(limits.sending(list), list)
+    await vi.advanceTimersByTimeAsync(10_000)
+    const second = call('login')
+    limits.refused(second, tooMany('1'), limits.sending(second))
+    expect(limits.pausedUntil).toBeDefined()
+  })
+})
