@@ -61,9 +61,11 @@ export const PACING_CHANNEL = 'chat-service-sdk:pacing'
 export interface PacingEvent {
   /**
    * Why: `'lowered'` after a 429; `'raised'` while requests succeed (published when the rate has
-   * grown by a tenth since the last event); `'shared'` when another process's rate was taken from
-   * the `rateLimitStore`, or a first estimate was raised to the store's count of what all processes
-   * accepted; `'ended'` when pacing ends (no 429 for 5 minutes).
+   * grown by a tenth since the last event), or when a lowering is given back (its 429s proved one
+   * operation's own limit: docs/rate-limits.md); `'shared'` when another process's rate was taken
+   * from the `rateLimitStore`, or a first estimate was raised to the store's count of what all
+   * processes accepted; `'ended'` when pacing ends (no 429 for 5 minutes, or the lowerings given
+   * back were all there were).
    */
   readonly reason: 'lowered' | 'raised' | 'shared' | 'ended'
   /** Requests per second the client allows itself now; `undefined` once pacing ended. */

@@ -306,7 +306,8 @@ export class RateLimits {
     }
     if (restored) {
       this.#lanes?.lanes.changed()
-      this.#report('raised', call.options.log)
+      const reason = this.#learner.rate(now) === undefined ? 'ended' : 'raised'
+      this.#report(reason, call.options.log, `the lowering by ${operation}'s 429s given back: they are its own limit's`)
     }
     // A call that would rather fail than wait out a pause fails rather than wait out its own limit's.
     if (waitMs !== undefined && call.options.rateLimitPause === 'fail') return { retry: false, reason: 'own-limit', waitMs }
@@ -674,22 +675,26 @@ export class RateLimits {
     this.#report('ended', this.#log)
   }
 
-  /** Logs (at `info`) and publishes a rate change worth telling. */
-  #report(reason: PacingEvent['reason'], log: SdkLogger | undefined): void {
+  /** Logs (at `info`) and publishes a rate change worth telling; `because` says why in the log line, when the reason alone would not. */
+  #report(reason: PacingEvent['reason'], log: SdkLogger | undefined, because?: string): void {
     const rate = this.#lanes === undefined ? undefined : this.#learner.rate(this.#clock.now())
     const previous = this.#reported
     if (reason === 'raised' && previous !== undefined && rate !== undefined && rate < previous * (1 + REPORT_STEP)) return
+    // Already told unpaced (a lowering given back): the lanes' end says nothing new.
+    if (reason === 'ended' && previous === undefined) return
     this.#reported = rate
     const event: PacingEvent = { reason, rate, previous }
     if (pacingChannel.hasSubscribers) pacingChannel.publish(event)
     if (log?.enabled('info') !== true) return
     const shown = rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
-    const why = {
-      lowered: 'after a 429',
-      shared: 'learned from the other processes (rateLimitStore)',
-      raised: 'while requests succeed',
-      ended: `no 429 for a while`,
-    }[reason]
+    const why =
+      because ??
+      {
+        lowered: 'after a 429',
+        shared: 'learned from the other processes (rateLimitStore)',
+        raised: 'while requests succeed',
+        ended: `no 429 for a while`,
+      }[reason]
     log.log('info', `pacing: ${shown} (${why})`, { pacedRate: rate, previousRate: previous })
   }
 

@@ -1,12 +1,14 @@
 /**
- * The untested verdict of scope.ts, at the client's rate limiter (src/internal/rate-limit/limiter.ts):
- * a 429 of the one operation that took every turn of the client's paced rate, while another
- * operation's requests waited through the window unanswered, is taken for its own. What the limiter
- * tells the rule is checked here: how long the others waited, counted from the end of the client's
- * last hold. The rule's own cases are in pacing-scope.test.ts; what a user sees (an export that
- * starts while login calls meet their own limit) in pacing.test.ts.
+ * The client's rate limiter (src/internal/rate-limit/limiter.ts) driven directly, on fake timers:
+ * what it tells the judgement of scope.ts (how long the other operations waited, for an untested
+ * verdict: counted from the end of the client's last hold), and when an operation's own pace ends.
+ * The rule's own cases are in pacing-scope.test.ts; what a user sees (an export that starts while
+ * login calls meet their own limit, lists flowing while token issuance alone is refused) in
+ * pacing.test.ts.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { PACING_CHANNEL, type PacingEvent } from '../../src/core/tracing.ts'
 import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Priority } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLimits, type LimitedCall } from '../../src/internal/rate-limit/limiter.ts'
@@ -16,15 +18,18 @@ import { SdkLogger } from '../../src/internal/sdk-logger.ts'
 
 const T0 = 1_800_000_000_000
 
+const cleanups: (() => void)[] = []
 afterEach(() => {
   vi.useRealTimers()
+  for (const cleanup of cleanups.splice(0)) cleanup()
 })
 
 /** A client's rate limiter on fake timers, and calls of login and list to drive it with. */
 function limiter() {
   vi.useFakeTimers({ now: T0 })
   const redactor = new Redactor('test-key-secret')
-  const log = new SdkLogger({ debug() {}, info() {}, warn() {}, error() {} }, 'off', redactor)
+  const lines: string[] = []
+  const log = new SdkLogger({ debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} }, 'info', redactor)
   const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
   const limits = new RateLimits({ store: undefined, pacing: 'adaptive', redactor })
   const call = (operation: 'login' | 'list'): LimitedCall => ({
@@ -44,7 +49,13 @@ function limiter() {
     refusals: 0,
     refused: false,
   })
-  return { limits, call }
+  const events: PacingEvent[] = []
+  const onEvent = (event: unknown): void => {
+    events.push(event as PacingEvent)
+  }
+  subscribe(PACING_CHANNEL, onEvent)
+  cleanups.push(() => unsubscribe(PACING_CHANNEL, onEvent))
+  return { limits, call, lines, events }
 }
 
 function tooMany(retryAfter?: string): ReceivedResponse {
@@ -123,5 +134,43 @@ describe('how long the other operations waited, for an untested verdict (limiter
     const second = call('login')
     limits.refused(second, tooMany('1'), limits.sending(second))
     expect(limits.pausedUntil).toBeDefined()
+  })
+})
+
+describe("an operation's own pace (limiter.ts)", () => {
+  it("ends 10 s after its last 429 of its own: its next calls go at the client's rate, no longer at its own", async () => {
+    const { limits, call, lines, events } = limiter()
+    // The login calls' first 429 is the client's; their second, while lists are accepted, their own:
+    // the login calls are paced on their own, and the client's lowering is given back.
+    const first = call('login')
+    limits.refused(first, tooMany(), limits.sending(first))
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(100)
+      const list = call('list')
+      limits.accepted(limits.sending(list), list)
+    }
+    const second = call('login')
+    limits.refused(second, tooMany('1'), limits.sending(second))
+    expect(limits.pausedUntil).toBeUndefined()
+    expect(limits.pacedRate).toBeUndefined()
+    // Said once, and why (it read "while requests succeed", then "no 429 for a while"); on
+    // PACING_CHANNEL, pacing's end (it was 'raised' to no rate, then 'ended' again).
+    expect(lines.filter((line) => line.includes('pacing: unpaced'))).toEqual([
+      "chat-service-sdk: pacing: unpaced (the lowering by auth.issueToken's 429s given back: they are its own limit's)",
+    ])
+    expect(events.map((event) => [event.reason, event.rate === undefined])).toEqual([
+      ['lowered', false],
+      ['ended', true],
+    ])
+    // 5 s on, their own pace still holds them: of 10 login calls at once, a few go.
+    await vi.advanceTimersByTimeAsync(5_000)
+    const held = Array.from({ length: 10 }, () => admitted(limits, call('login')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(held.filter((login) => login.granted).length).toBeLessThan(10)
+    // 11 s after their last 429, no other since: the pace has ended, and all 10 go at once.
+    await vi.advanceTimersByTimeAsync(6_000)
+    const freed = Array.from({ length: 10 }, () => admitted(limits, call('login')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(freed.filter((login) => login.granted).length).toBe(10)
   })
 })
