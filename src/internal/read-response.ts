@@ -228,7 +228,7 @@ export function notRetriedError(the429: ReceivedResponse, request: RequestSummar
  */
 export function ownLimitError(the429: ReceivedResponse, request: RequestSummary, waitMs: number, redactor: Redactor): RateLimitError {
   const view = errorView(the429, decodeBody(the429), request, redactor)
-  const why = `not retried (rateLimitPause: 'fail'): its 429s come while the client's other requests are accepted, so they are taken for a limit of this operation's own, and the service asked to wait ${waitMs.toLocaleString('en-US')} ms (retryAfterMs)`
+  const why = `not retried (rateLimitPause: 'fail'): its 429s come while the client's other requests are accepted (or wait for the turns this operation takes), so they are taken for a limit of this operation's own, and the service asked to wait ${waitMs.toLocaleString('en-US')} ms (retryAfterMs)`
   return new RateLimitError(view, `429 Too Many Requests: ${view.method} ${view.path}: ${why}`)
 }
 

@@ -560,7 +560,7 @@ describe("a limit on one endpoint alone, with rateLimitPause: 'fail'", () => {
     const second = await rejection(client.auth.issueToken({ userId: 'u-1' }))
     expect(second).toBeInstanceOf(RateLimitError)
     expect((second as RateLimitError).message).toContain(
-      "not retried (rateLimitPause: 'fail'): its 429s come while the client's other requests are accepted",
+      "not retried (rateLimitPause: 'fail'): its 429s come while the client's other requests are accepted (or wait for the turns this operation takes)",
     )
     expect((second as RateLimitError).retryAfterMs).toBe(1_000)
     expect(client.rateLimitedUntil).toBeUndefined()
