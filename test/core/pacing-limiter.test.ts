@@ -55,7 +55,12 @@ function limiter() {
   }
   subscribe(PACING_CHANNEL, onEvent)
   cleanups.push(() => unsubscribe(PACING_CHANNEL, onEvent))
-  return { limits, call, lines, events }
+  /** A request of `operation` sent now and answered 429 (asking for `retryAfter` seconds) at once. */
+  const refuse = (operation: 'login' | 'list', retryAfter?: string): void => {
+    const refused = call(operation)
+    limits.refused(refused, tooMany(retryAfter), limits.sending(refused))
+  }
+  return { limits, call, refuse, lines, events }
 }
 
 function tooMany(retryAfter?: string): ReceivedResponse {
@@ -83,18 +88,17 @@ function admitted(limits: RateLimits, call: LimitedCall): { granted: boolean } {
 
 describe('how long the other operations waited, for an untested verdict (limiter.ts)', () => {
   it("counts from the end of the client's last pause: the first login 429 after a 5 s Retry-After, lists waiting since before it, is the client's", async () => {
-    const { limits, call } = limiter()
+    const { limits, call, refuse } = limiter()
     // The client's first 429, a login call's, without Retry-After: paced from here on, at what little was accepted.
-    const first = call('login')
-    limits.refused(first, tooMany(), limits.sending(first))
+    refuse('login')
     expect(limits.pacedRate).toBeDefined()
     // Lists wait for turns of the lowered rate (batch: they leave the reserve to login calls).
     const lists = Array.from({ length: 10 }, () => admitted(limits, call('list')))
     expect(lists.some((list) => !list.granted)).toBe(true)
-    // A list sent before (in flight all along) meets a 429 asking for 5 s: the client's, which pauses it.
+    // A list sent outside the lanes (a call's first try, before the client was paced) meets a 429
+    // asking for 5 s: the client's, which pauses it.
     await vi.advanceTimersByTimeAsync(1_500)
-    const inFlight = call('list')
-    limits.refused(inFlight, tooMany('5'), limits.sending(inFlight))
+    refuse('list', '5')
     expect(limits.pausedUntil).toBeDefined()
     // The pause over, a login call goes first and meets a 429 before any list is answered. The
     // lists have waited 6.5 s, but only 0.1 s of it for turns the login calls took: the client's
@@ -110,47 +114,41 @@ describe('how long the other operations waited, for an untested verdict (limiter
   })
 
   it('a login 429 while lists have waited 3 s for turns the login calls took, none answered, is their own: nothing of the client is paused', async () => {
-    const { limits, call } = limiter()
-    const first = call('login')
-    limits.refused(first, tooMany(), limits.sending(first))
+    const { limits, call, refuse } = limiter()
+    refuse('login')
     const lists = Array.from({ length: 10 }, () => admitted(limits, call('list')))
     expect(lists.some((list) => !list.granted)).toBe(true)
     await vi.advanceTimersByTimeAsync(3_100)
-    const second = call('login')
-    limits.refused(second, tooMany('1'), limits.sending(second))
+    refuse('login', '1')
     expect(limits.pausedUntil).toBeUndefined()
   })
 
   it("a list that has had its turn waits no more: a login 429 10 s later, no list waiting, is the client's", async () => {
-    const { limits, call } = limiter()
-    const first = call('login')
-    limits.refused(first, tooMany(), limits.sending(first))
+    const { limits, call, refuse } = limiter()
+    refuse('login')
     const list = call('list')
     const turn = admitted(limits, list)
     await vi.advanceTimersByTimeAsync(10_000)
     expect(turn.granted).toBe(true)
     limits.accepted(limits.sending(list), list)
     await vi.advanceTimersByTimeAsync(10_000)
-    const second = call('login')
-    limits.refused(second, tooMany('1'), limits.sending(second))
+    refuse('login', '1')
     expect(limits.pausedUntil).toBeDefined()
   })
 })
 
 describe("an operation's own pace (limiter.ts)", () => {
   it("ends 10 s after its last 429 of its own: its next calls go at the client's rate, no longer at its own", async () => {
-    const { limits, call, lines, events } = limiter()
+    const { limits, call, refuse, lines, events } = limiter()
     // The login calls' first 429 is the client's; their second, while lists are accepted, their own:
     // the login calls are paced on their own, and the client's lowering is given back.
-    const first = call('login')
-    limits.refused(first, tooMany(), limits.sending(first))
+    refuse('login')
     for (let i = 0; i < 5; i++) {
       await vi.advanceTimersByTimeAsync(100)
       const list = call('list')
       limits.accepted(limits.sending(list), list)
     }
-    const second = call('login')
-    limits.refused(second, tooMany('1'), limits.sending(second))
+    refuse('login', '1')
     expect(limits.pausedUntil).toBeUndefined()
     expect(limits.pacedRate).toBeUndefined()
     // Said once, and why (it read "while requests succeed", then "no 429 for a while"); on
