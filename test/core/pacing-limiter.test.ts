@@ -95,8 +95,8 @@ describe('how long the other operations waited, for an untested verdict (limiter
     // Lists wait for turns of the lowered rate (batch: they leave the reserve to login calls).
     const lists = Array.from({ length: 10 }, () => admitted(limits, call('list')))
     expect(lists.some((list) => !list.granted)).toBe(true)
-    // A list sent outside the lanes (a call's first try, before the client was paced) meets a 429
-    // asking for 5 s: the client's, which pauses it.
+    // A list sent (as one granted a turn would be) meets a 429 asking for 5 s: the client's, which
+    // pauses it; the lists still waiting stay in line through the pause.
     await vi.advanceTimersByTimeAsync(1_500)
     refuse('list', '5')
     expect(limits.pausedUntil).toBeDefined()
