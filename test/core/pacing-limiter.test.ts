@@ -24,6 +24,13 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup()
 })
 
+const REQUESTS = {
+  login: { operation: 'auth.issueToken', method: 'POST', path: '/rest/v1/auth/token' },
+  list: { operation: 'conversations.messages.list', method: 'GET', path: '/rest/v1/conversations/messages' },
+  users: { operation: 'customerUsers.list', method: 'GET', path: '/rest/v1/customer-users' },
+} as const
+type Operation = keyof typeof REQUESTS
+
 /** A client's rate limiter on fake timers, and calls of login and list to drive it with. */
 function limiter() {
   vi.useFakeTimers({ now: T0 })
@@ -32,13 +39,11 @@ function limiter() {
   const log = new SdkLogger({ debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} }, 'info', redactor)
   const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
   const limits = new RateLimits({ store: undefined, pacing: 'adaptive', redactor })
-  const call = (operation: 'login' | 'list'): LimitedCall => ({
-    request:
-      operation === 'login'
-        ? { operation: 'auth.issueToken', method: 'POST', path: '/rest/v1/auth/token' }
-        : { operation: 'conversations.messages.list', method: 'GET', path: '/rest/v1/conversations/messages' },
+  /** A call of `operation`: login calls are interactive, the two lists batch (an export's pages), unless `priority` says otherwise. */
+  const call = (operation: Operation, priority: Priority = operation === 'login' ? 'interactive' : 'batch'): LimitedCall => ({
+    request: REQUESTS[operation],
     options,
-    priority: (operation === 'login' ? 'interactive' : 'batch') satisfies Priority,
+    priority,
     signal: new AbortController().signal,
     left: () => Infinity,
     wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -56,8 +61,8 @@ function limiter() {
   subscribe(PACING_CHANNEL, onEvent)
   cleanups.push(() => unsubscribe(PACING_CHANNEL, onEvent))
   /** A request of `operation` sent now and answered 429 (asking for `retryAfter` seconds) at once. */
-  const refuse = (operation: 'login' | 'list', retryAfter?: string): void => {
-    const refused = call(operation)
+  const refuse = (operation: Operation, retryAfter?: string, priority?: Priority): void => {
+    const refused = call(operation, priority)
     limits.refused(refused, tooMany(retryAfter), limits.sending(refused))
   }
   return { limits, call, refuse, lines, events }
@@ -133,6 +138,39 @@ describe('how long the other operations waited, for an untested verdict (limiter
     limits.accepted(limits.sending(list), list)
     await vi.advanceTimersByTimeAsync(10_000)
     refuse('login', '1')
+    expect(limits.pausedUntil).toBeDefined()
+  })
+})
+
+describe('whose waits count, for an untested verdict (limiter.ts)', () => {
+  it("an export's 429 while another export's pages waited 3 s behind it, in the same lane, is the client's", async () => {
+    const { limits, call, refuse } = limiter()
+    refuse('list')
+    const users = Array.from({ length: 10 }, () => admitted(limits, call('users')))
+    expect(users.some((page) => !page.granted)).toBe(true)
+    await vi.advanceTimersByTimeAsync(3_100)
+    // Batch, like the pages waiting: they wait their turns in order, not behind a lane that goes first.
+    refuse('list', '1')
+    expect(limits.pausedUntil).toBeDefined()
+  })
+
+  it("a login 429 while interactive calls of another operation waited 3 s, in the login calls' lane, is the client's", async () => {
+    const { limits, call, refuse } = limiter()
+    refuse('login')
+    const users = Array.from({ length: 10 }, () => admitted(limits, call('users', 'interactive')))
+    expect(users.some((list) => !list.granted)).toBe(true)
+    await vi.advanceTimersByTimeAsync(3_100)
+    refuse('login', '1')
+    expect(limits.pausedUntil).toBeDefined()
+  })
+
+  it("an interactive call's 429 while only batch calls of its own operation waited 3 s is the client's", async () => {
+    const { limits, call, refuse } = limiter()
+    refuse('list', undefined, 'interactive')
+    const pages = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    expect(pages.some((page) => !page.granted)).toBe(true)
+    await vi.advanceTimersByTimeAsync(3_100)
+    refuse('list', '1', 'interactive')
     expect(limits.pausedUntil).toBeDefined()
   })
 })

@@ -10,7 +10,7 @@ import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
-import { KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
+import { FORGET_MS, KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
 
 const T0 = 1_000_000
 const LOGIN = 'auth.issueToken'
@@ -197,8 +197,32 @@ describe('untested: the other operations waited through the window, unanswered',
     expect(refuseWhileOthersWait(scopes, at + 3_800 + untestedAfterMs(2), at + 3_800 + untestedAfterMs(2) - WINDOW_MS)).toBe('client')
     at += untestedAfterMs(2) + 1_000
     expect(refuseWhileOthersWait(scopes, at + 3_000, at)).toBe('operation')
-    expect(untestedAfterMs(1)).toBe(KEPT_MS)
-    expect(untestedAfterMs(9)).toBe(8 * KEPT_MS)
+    expect([1, 2, 3, 4, 9].map(untestedAfterMs)).toEqual([60_000, 120_000, 240_000, 480_000, 480_000])
+  })
+
+  it("a guess is proved wrong by the operation's next 429 however late it comes (70 s on, past the kept verdict)", () => {
+    const scopes = new LimitScopes()
+    expect(refuseWhileOthersWait(scopes, T0 + 3_000, T0)).toBe('operation')
+    answer(scopes, LIST, { at: T0 + 73_000, count: 20 })
+    answer(scopes, LIST, { at: T0 + 73_200, count: 5, refused: true })
+    expect(refuseWhileOthersWait(scopes, T0 + 73_300, undefined)).toBe('client')
+    // Proved wrong: half a minute on, the others waiting unanswered again are no reason to guess.
+    expect(refuseWhileOthersWait(scopes, T0 + 103_300, T0 + 100_000)).toBe('client')
+  })
+
+  it(`wrong guesses are forgotten ${FORGET_MS} ms after the last: the next wrong one counts as the first`, () => {
+    const scopes = new LimitScopes()
+    const wrongAt = (at: number): void => {
+      expect(refuseWhileOthersWait(scopes, at + 3_000, at)).toBe('operation')
+      answer(scopes, LIST, { at: at + 3_500, count: 20 })
+      answer(scopes, LIST, { at: at + 3_700, count: 5, refused: true })
+      expect(refuseWhileOthersWait(scopes, at + 3_800, undefined)).toBe('client')
+    }
+    wrongAt(T0)
+    const later = T0 + 3_800 + FORGET_MS + 1_000
+    wrongAt(later)
+    // A second wrong guess within FORGET_MS would hold the next for 120 s; this one, for 60 s.
+    expect(refuseWhileOthersWait(scopes, later + 3_800 + 61_000, later + 3_800 + 61_000 - WINDOW_MS)).toBe('operation')
   })
 })
 

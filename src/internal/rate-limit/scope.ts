@@ -27,11 +27,13 @@
  * they held it at 0.001 of a key's limit for good). X is then paced on its own, so that the others
  * get turns and their answers can judge X's next 429. If the others then meet 429s too (the
  * client's limit after all), X's next 429 is the client's, and X is not judged untested again for
- * a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up to 8).
+ * a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up to 8; forgotten
+ * {@link FORGET_MS} after the last). Only an interactive call's 429 is so judged (limiter.ts): the
+ * batch requests of one lane wait their turns in order, so one operation's queue is no sign.
  *
- * Answers are counted by when they came, in whole seconds, from the client's first 429 on. The
- * first 429 of an operation is always the client's: that costs one lowering and one pause, which
- * limiter.ts gives back once the operation's 429s prove its own. A 429 judged the operation's own
+ * Answers are counted by when they came, in whole seconds, from the client's first 429 on. But
+ * for the untested guess, the first 429 of an operation is the client's: that costs one lowering
+ * and one pause, which limiter.ts gives back once the operation's 429s prove its own. A 429 judged the operation's own
  * by mistake (the client's limit after all) lowers nothing of the client, but the others' next 429
  * does, and makes X's next 429 the client's again. Known to be misjudged: bursts of login calls
  * beside a key-wide concurrency limit (BENCHMARKS.md, "Pacing: a limit on one endpoint alone").
@@ -69,6 +71,9 @@ export const KEPT_MS = 60_000
 export function untestedAfterMs(times: number): number {
   return KEPT_MS * 2 ** Math.min(3, Math.max(0, times - 1))
 }
+
+/** Wrong guesses are forgotten this long after the last, ms (the key's limit may have changed since): the next counts as the first. */
+export const FORGET_MS = 30 * 60_000
 
 const SLOT_MS = 1_000
 const SLOTS = MAX_WINDOW_MS / SLOT_MS
@@ -131,6 +136,8 @@ export class LimitScopes {
   readonly #last = new Map<string, { readonly at: number; readonly scope: LimitScope }>()
   /** When a verdict of each operation's own was last proved wrong by the others' 429s, and how many times: no untested verdict for {@link untestedAfterMs}. */
   readonly #disproved = new Map<string, { readonly at: number; readonly times: number }>()
+  /** Operations whose last verdict of their own was the untested guess, and when it was made: no answer has confirmed it yet. */
+  readonly #guessed = new Map<string, number>()
 
   /** A request of `operation` was answered with anything but 429 at `now`. */
   accepted(operation: string, now: number): void {
@@ -175,21 +182,29 @@ export class LimitScopes {
       // Untested (see the module's comment): the others waited through the window, unanswered.
       const disproved = this.#disproved.get(operation)
       if (disproved === undefined || now - disproved.at > untestedAfterMs(disproved.times)) {
+        this.#guessed.set(operation, now)
         this.#alone.set(operation, now)
         return 'operation'
       }
     }
     const mine = own.count(now, windowMs)
-    const judged = this.#alone.get(operation)
-    const known = judged !== undefined && now - judged <= KEPT_MS
-    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
     const share = mine.refused / (mine.accepted + mine.refused)
     // Refused in the same second as this operation: the client's limit, met by a burst of this
     // operation (20 login calls at once took a key's bucket, and the export's requests beside
     // them were refused too, a few among hundreds accepted: a share too small to tell).
     const othersRefused = together || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
+    const judged = this.#alone.get(operation)
+    const known = judged !== undefined && now - judged <= KEPT_MS
+    if (othersRefused && (known || this.#guessed.has(operation))) {
+      // A verdict of its own the others' 429s prove wrong (a guess, by the operation's next 429
+      // however late it comes): no guess for a while.
+      const last = this.#disproved.get(operation)
+      const times = last !== undefined && now - last.at <= FORGET_MS ? last.times : 0
+      this.#disproved.set(operation, { at: now, times: times + 1 })
+    }
+    this.#guessed.delete(operation)
+    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
     if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
-      if (othersRefused && known) this.#disproved.set(operation, { at: now, times: (this.#disproved.get(operation)?.times ?? 0) + 1 })
       this.#alone.delete(operation)
       return 'client'
     }
