@@ -21,22 +21,25 @@
  *   no more than {@link OTHERS_SHARE_RATIO} times X's share, and none in a second X met one: the
  *   client's limit refuses whatever is sent when it is met, an export's pages and login calls alike.
  *
- * Or, untested, when the others could show nothing: requests of other operations waited for a turn
- * of the client's paced rate through the whole window and none was answered, while X took every
- * turn (login calls, which go first, asking more than the client's pace: started before an export,
- * they held it at 0.001 of a key's limit for good). X is then paced on its own, so that the others
+ * Or, untested (a guess), when the others could show nothing: batch requests of other operations
+ * waited for a turn of the client's paced rate through the whole window and none was answered,
+ * while X's interactive calls took every turn (login calls, which go first, asking more than the
+ * client's pace: started before an export, they held it at 0.001 of a key's limit for good). Only
+ * an interactive call's 429 is so judged (limiter.ts): the requests of one lane wait their turns
+ * in order, so one operation's queue is no sign. X is then paced on its own, so that the others
  * get turns and their answers can judge X's next 429. If the others then meet 429s too (the
  * client's limit after all), X's next 429 is the client's, and X is not judged untested again for
  * a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up to 8; forgotten
- * {@link FORGET_MS} after the last). Only an interactive call's 429 is so judged (limiter.ts): the
- * batch requests of one lane wait their turns in order, so one operation's queue is no sign.
+ * {@link FORGET_MS} after the last).
  *
- * Answers are counted by when they came, in whole seconds, from the client's first 429 on. But
- * for the untested guess, the first 429 of an operation is the client's: that costs one lowering
- * and one pause, which limiter.ts gives back once the operation's 429s prove its own. A 429 judged the operation's own
- * by mistake (the client's limit after all) lowers nothing of the client, but the others' next 429
- * does, and makes X's next 429 the client's again. Known to be misjudged: bursts of login calls
- * beside a key-wide concurrency limit (BENCHMARKS.md, "Pacing: a limit on one endpoint alone").
+ * Answers are counted by when they came, in whole seconds, from the client's first 429 on. But for
+ * the guess, the first 429 of an operation is the client's: that costs one lowering and one pause,
+ * which limiter.ts gives back once the operation's 429s prove its own. A 429 judged the
+ * operation's own by mistake (the client's limit after all) lowers nothing of the client, but the
+ * others' next 429 does, and makes X's next 429 the client's again. Known to be misjudged: bursts
+ * of login calls beside a key-wide concurrency limit (BENCHMARKS.md, "Pacing: a limit on one
+ * endpoint alone"); the guess, where the login calls alone ask more than the key's whole limit
+ * (BENCHMARKS.md, "Pacing: an export that starts while login calls meet their own limit").
  */
 
 /** Whose limit a 429 is (see the module's comment). */
@@ -147,8 +150,9 @@ export class LimitScopes {
   /**
    * A request of `operation` sent at `sentAt` was answered 429 at `now`, asking for `waitMs` (0
    * without one): whose limit it is. `othersWaitingSince`: since when (ms since the epoch) the
-   * longest-waiting request of another operation has waited for a turn of the client's paced rate,
-   * `undefined` when none waits.
+   * longest-waiting batch request of another operation has waited for a turn of the client's paced
+   * rate, `undefined` when none waits or the 429 is not an interactive call's (see the guess in the
+   * module's comment).
    */
   refused(operation: string, sentAt: number, now: number, waitMs = 0, othersWaitingSince?: number): LimitScope {
     const own = this.#of(operation)
