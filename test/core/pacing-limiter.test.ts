@@ -128,6 +128,18 @@ describe('how long the other operations waited, for an untested verdict (limiter
     expect(limits.pausedUntil).toBeUndefined()
   })
 
+  it("a list whose wait was aborted waits no more: a login 429 10 s later, no list waiting, is the client's", async () => {
+    const { limits, call, refuse } = limiter()
+    refuse('login')
+    const controller = new AbortController()
+    const lists = Array.from({ length: 10 }, () => admitted(limits, { ...call('list'), signal: controller.signal }))
+    expect(lists.some((list) => !list.granted)).toBe(true)
+    controller.abort()
+    await vi.advanceTimersByTimeAsync(10_000)
+    refuse('login', '1')
+    expect(limits.pausedUntil).toBeDefined()
+  })
+
   it("a list that has had its turn waits no more: a login 429 10 s later, no list waiting, is the client's", async () => {
     const { limits, call, refuse } = limiter()
     refuse('login')

@@ -170,13 +170,19 @@ describe('untested: the other operations waited through the window, unanswered',
     expect(refuseWhileOthersWait(scopes, T0 + 3_500, undefined)).toBe('client')
   })
 
-  it('not when another operation was answered in the window (accepted or refused): its answers judge, as for any 429', () => {
+  it(`not when other operations had ${MIN_OTHERS_ACCEPTED} requests accepted in the window, or one refused: their answers judge, as for any 429`, () => {
     const accepted = new LimitScopes()
-    answer(accepted, LIST, { at: T0 + 2_000, count: 1 })
+    answer(accepted, LIST, { at: T0 + 2_000, count: MIN_OTHERS_ACCEPTED })
     expect(accepted.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
     const refused = new LimitScopes()
     answer(refused, LIST, { at: T0 + 2_000, count: 1, refused: true })
     expect(refused.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
+  })
+
+  it("one request of another operation accepted in the window (a user's list now and then) is too little to judge by: still the guess", () => {
+    const scopes = new LimitScopes()
+    answer(scopes, 'conversations.list', { at: T0 + 1_000, count: 1 })
+    expect(scopes.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('operation')
   })
 
   it(`proved wrong by the others' 429s, it is not made again for ${untestedAfterMs(1)} ms, then ${untestedAfterMs(2)} ms after a second time, up to ${untestedAfterMs(9)} ms`, () => {
@@ -198,6 +204,15 @@ describe('untested: the other operations waited through the window, unanswered',
     at += untestedAfterMs(2) + 1_000
     expect(refuseWhileOthersWait(scopes, at + 3_000, at)).toBe('operation')
     expect([1, 2, 3, 4, 9].map(untestedAfterMs)).toEqual([60_000, 120_000, 240_000, 480_000, 480_000])
+  })
+
+  it("a guess the operation's next 429 does not bear out by the answers counts as wrong, though the others met no 429 (they sent too little to tell)", () => {
+    const scopes = new LimitScopes()
+    expect(refuseWhileOthersWait(scopes, T0 + 3_000, T0)).toBe('operation')
+    // 7 s on: nobody else answered, nobody waits. Too little to call it the login calls' own.
+    expect(refuseWhileOthersWait(scopes, T0 + 10_000, undefined)).toBe('client')
+    // Wrong, then: half a minute on, the others waiting unanswered again are no reason to guess.
+    expect(refuseWhileOthersWait(scopes, T0 + 40_000, T0 + 36_000)).toBe('client')
   })
 
   it("a guess is proved wrong by the operation's next 429 however late it comes (70 s on, past the kept verdict)", () => {

@@ -248,7 +248,11 @@ export class RateLimits {
     // requests of other operations can wait behind it for as long as it asks; requests of one lane
     // wait their turn in order (two exports, one queued behind the other's 64 in flight, met 429s
     // of the key's limit taken for the first export's own: 429s 8.6 % to 20 %).
-    const othersWaitingSince = call.priority === 'interactive' ? this.#othersWaitingSince(call.request.operation) : undefined
+    // Not with a store that shares the rate: a guessed 429 gives no lowering back there (the other
+    // processes took it), so the others never get out to prove it wrong, and each window guessed
+    // again (4 processes, each with its login calls: 429s 7.6 % to 34 %, the export unhelped).
+    const guess = call.priority === 'interactive' && this.#store?.take === undefined
+    const othersWaitingSince = guess ? this.#othersWaitingSince(call.request.operation) : undefined
     const scope = this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0, othersWaitingSince)
     if (scope === 'operation') return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal

@@ -22,15 +22,17 @@
  *   client's limit refuses whatever is sent when it is met, an export's pages and login calls alike.
  *
  * Or, untested (a guess), when the others could show nothing: batch requests of other operations
- * waited for a turn of the client's paced rate through the whole window and none was answered,
- * while X's interactive calls took every turn (login calls, which go first, asking more than the
+ * waited for a turn of the client's paced rate through the whole window, fewer than
+ * {@link MIN_OTHERS_ACCEPTED} of the others' requests were accepted and none refused, while X's
+ * interactive calls took every turn (login calls, which go first, asking more than the
  * client's pace: started before an export, they held it at 0.001 of a key's limit for good). Only
  * an interactive call's 429 is so judged (limiter.ts): the requests of one lane wait their turns
- * in order, so one operation's queue is no sign. X is then paced on its own, so that the others
- * get turns and their answers can judge X's next 429. If the others then meet 429s too (the
- * client's limit after all), X's next 429 is the client's, and X is not judged untested again for
- * a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up to 8; forgotten
- * {@link FORGET_MS} after the last).
+ * in order, so one operation's queue is no sign; and not with a store that shares the rate, where
+ * a guess gives no lowering back. X is then paced on its own, so that the others get turns and
+ * their answers can judge X's next 429. If the others then meet 429s too (the client's limit after
+ * all), or X's next 429 does not bear the guess out, that 429 is the client's, and X is not
+ * guessed again for a while ({@link untestedAfterMs}: 1 minute, doubled at each such mistake, up
+ * to 8; forgotten {@link FORGET_MS} after the last).
  *
  * Answers are counted by when they came, in whole seconds, from the client's first 429 on. But for
  * the guess, the first 429 of an operation is the client's: that costs one lowering and one pause,
@@ -182,8 +184,10 @@ export class LimitScopes {
       refused += theirs.refused
       together ||= answers.refusedIn(mySeconds)
     }
-    if (accepted + refused === 0 && othersWaitingSince !== undefined && now - othersWaitingSince >= windowMs) {
-      // Untested (see the module's comment): the others waited through the window, unanswered.
+    if (accepted < MIN_OTHERS_ACCEPTED && refused === 0 && othersWaitingSince !== undefined && now - othersWaitingSince >= windowMs) {
+      // Untested (see the module's comment): the others waited through the window, too few of them
+      // answered to judge by (a user's list once in a while: with none allowed, one answered each 2 s
+      // held the export at 0.003 of the limit), none refused.
       const disproved = this.#disproved.get(operation)
       if (disproved === undefined || now - disproved.at > untestedAfterMs(disproved.times)) {
         this.#guessed.set(operation, now)
@@ -199,19 +203,23 @@ export class LimitScopes {
     const othersRefused = together || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
     const judged = this.#alone.get(operation)
     const known = judged !== undefined && now - judged <= KEPT_MS
-    if (othersRefused && (known || this.#guessed.has(operation))) {
-      // A verdict of its own the others' 429s prove wrong (a guess, by the operation's next 429
-      // however late it comes): no guess for a while.
+    const guessed = this.#guessed.delete(operation)
+    let scope: LimitScope = 'operation'
+    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) scope = 'client'
+    else if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
+      this.#alone.delete(operation)
+      scope = 'client'
+    }
+    // A verdict of its own the others' 429s prove wrong; or a guess the operation's next 429
+    // (however late it comes) does not bear out by the answers. Counted only when the others met
+    // 429s beside it, a guess against a key's 3/s without Retry-After escaped the count three
+    // times in four, and was made again at once. No guess for a while.
+    if ((othersRefused && known) || (guessed && scope === 'client')) {
       const last = this.#disproved.get(operation)
       const times = last !== undefined && now - last.at <= FORGET_MS ? last.times : 0
       this.#disproved.set(operation, { at: now, times: times + 1 })
     }
-    this.#guessed.delete(operation)
-    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) return 'client'
-    if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
-      this.#alone.delete(operation)
-      return 'client'
-    }
+    if (scope === 'client') return 'client'
     this.#alone.set(operation, now)
     return 'operation'
   }
