@@ -29,6 +29,9 @@
  * `--memory-scale K`: the store holds K times that instead (a limit that changed since, a first
  * night that shared the limit with other traffic).
  *
+ * `--trace`: each lowering of the client's rate as it happens, and the SDK's own `info` lines (an
+ * operation paced on its own, a lowering given back), by the virtual time.
+ *
  * `--login-every MS` (default 200) and `--login-burst N` (default 1): N login calls at once every MS
  * (bursty logins: `--login-burst 20 --login-every 5000`). `--export-after MS` (default 0): the
  * export starts MS after the login calls (a server already serving logins when the nightly export
@@ -266,7 +269,11 @@ async function simulate(
   const realNow = Date.now
   Date.now = () => clock.now()
   const redactor = new Redactor('simulated-key-secret')
-  const log = new SdkLogger({ debug() {}, info() {}, warn() {}, error() {} }, 'off', redactor)
+  // With --trace, the SDK's own lines (an operation's own pace, a lowering given back) beside the lowerings.
+  const info = (message: string): void => {
+    if (values.trace) console.log(`${((clock.now() - start) / 1000).toFixed(3)} s: ${message}`)
+  }
+  const log = new SdkLogger({ debug() {}, info, warn: info, error() {} }, values.trace ? 'info' : 'off', redactor)
   const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
   const signal = new AbortController().signal
   const shared = processes > 1 ? memoryStore(() => clock.now()) : undefined
@@ -459,6 +466,18 @@ const scenarios: { name: string; limit: number; make: () => Limiter }[] = [
   // their own, untested (scope.ts); the export's 429s must prove it wrong.
   { name: 'token bucket 3/s burst 2, Retry-After', limit: 3, make: () => tokenBucket(3, 2, true) },
   { name: 'token bucket 3/s burst 2, no Retry-After', limit: 3, make: () => tokenBucket(3, 2, false) },
+  // The export's own endpoint limited alone as above, within the key's bucket of 100/s, with a burst
+  // of 10 (a second's worth): the two rows above allow no two pages within 100 ms.
+  {
+    name: 'export alone 10/s burst 10, Retry-After',
+    limit: 10,
+    make: () => exportAlso(tokenBucket(10, 10, true), tokenBucket(100, 20, true)),
+  },
+  {
+    name: 'export alone 10/s burst 10, no Retry-After',
+    limit: 10,
+    make: () => exportAlso(tokenBucket(10, 10, false), tokenBucket(100, 20, false)),
+  },
 ]
 
 const who =

@@ -222,3 +222,36 @@ describe("an operation's own pace (limiter.ts)", () => {
     expect(freed.filter((login) => login.granted).length).toBe(10)
   })
 })
+
+describe("an export's own pace, while it holds the export's pages back (limiter.ts)", () => {
+  it('is not ended 10 s after its last 429 while its pages wait for turns; it ends 10 s after none has had to wait', async () => {
+    const { limits, call, refuse } = limiter()
+    // The export's pages: the first 429 is the client's; the second, while login calls are accepted
+    // and none refused, the export's own: its pages are paced on their own.
+    refuse('list')
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(100)
+      const login = call('login')
+      limits.accepted(limits.sending(login), login)
+    }
+    refuse('list', '1')
+    expect(limits.pacedRate).toBeUndefined() // the client's lowering given back
+    // 5 s on, 10 pages at once: its pace lets a few through, and the rest wait for turns.
+    await vi.advanceTimersByTimeAsync(5_000)
+    const first = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(first.filter((page) => page.granted).length).toBeLessThan(10)
+    // 11 s after the last 429, the pace still holds pages back (it did 6 s ago): of 10 more, not all go.
+    await vi.advanceTimersByTimeAsync(6_000)
+    const second = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(second.filter((page) => page.granted).length).toBeLessThan(10)
+    // Once every page has had its turn and none has waited for 10 s, the pace ends: 10 go at once.
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect([...first, ...second].every((page) => page.granted)).toBe(true)
+    await vi.advanceTimersByTimeAsync(11_000)
+    const third = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(third.filter((page) => page.granted).length).toBe(10)
+  })
+})

@@ -10,7 +10,15 @@ import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
-import { FORGET_MS, KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
+import {
+  EVIDENCE_LEVEL,
+  FORGET_MS,
+  KEPT_MS,
+  LimitScopes,
+  MIN_OTHERS_ACCEPTED,
+  untestedAfterMs,
+  WINDOW_MS,
+} from '../../src/internal/rate-limit/scope.ts'
 
 const T0 = 1_000_000
 const LOGIN = 'auth.issueToken'
@@ -18,7 +26,7 @@ const LIST = 'conversations.messages.list'
 
 /** A 429 of `operation` at `at`, for a request sent 10 ms before: whose limit it is. */
 function refuse(scopes: LimitScopes, operation: string, at: number, waitMs = 0): string {
-  return scopes.refused(operation, at - 10, at, waitMs)
+  return scopes.refused(operation, at - 10, at, { waitMs })
 }
 
 /** `count` answers of `operation`, one each `everyMs` from `at`. */
@@ -154,7 +162,7 @@ describe('whose limit a 429 is', () => {
 describe('untested: the other operations waited through the window, unanswered', () => {
   /** A 429 of the login calls at `at`, while a request of another operation has waited for a turn since `waitingSince`. */
   function refuseWhileOthersWait(scopes: LimitScopes, at: number, waitingSince: number | undefined): string {
-    return scopes.refused(LOGIN, at - 10, at, 0, waitingSince)
+    return scopes.refused(LOGIN, at - 10, at, { othersWaitingSince: waitingSince })
   }
 
   it(`a 429 of the operation that took every turn while another's request waited ${WINDOW_MS} ms is its own, even its first`, () => {
@@ -173,16 +181,16 @@ describe('untested: the other operations waited through the window, unanswered',
   it(`not when other operations had ${MIN_OTHERS_ACCEPTED} requests accepted in the window, or one refused: their answers judge, as for any 429`, () => {
     const accepted = new LimitScopes()
     answer(accepted, LIST, { at: T0 + 2_000, count: MIN_OTHERS_ACCEPTED })
-    expect(accepted.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
+    expect(accepted.refused(LOGIN, T0 + 2_990, T0 + 3_000, { othersWaitingSince: T0 })).toBe('client')
     const refused = new LimitScopes()
     answer(refused, LIST, { at: T0 + 2_000, count: 1, refused: true })
-    expect(refused.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('client')
+    expect(refused.refused(LOGIN, T0 + 2_990, T0 + 3_000, { othersWaitingSince: T0 })).toBe('client')
   })
 
   it("one request of another operation accepted in the window (a user's list now and then) is too little to judge by: still the guess", () => {
     const scopes = new LimitScopes()
     answer(scopes, 'conversations.list', { at: T0 + 1_000, count: 1 })
-    expect(scopes.refused(LOGIN, T0 + 2_990, T0 + 3_000, 0, T0)).toBe('operation')
+    expect(scopes.refused(LOGIN, T0 + 2_990, T0 + 3_000, { othersWaitingSince: T0 })).toBe('operation')
   })
 
   it(`proved wrong by the others' 429s, it is not made again for ${untestedAfterMs(1)} ms, then ${untestedAfterMs(2)} ms after a second time, up to ${untestedAfterMs(9)} ms`, () => {
@@ -238,6 +246,62 @@ describe('untested: the other operations waited through the window, unanswered',
     wrongAt(later)
     // A second wrong guess within FORGET_MS would hold the next for 120 s; this one, for 60 s.
     expect(refuseWhileOthersWait(scopes, later + 3_800 + 61_000, later + 3_800 + 61_000 - WINDOW_MS)).toBe('operation')
+  })
+})
+
+describe("by evidence: a batch request's 429s at a share too low to tell", () => {
+  /**
+   * One touch at `at`: in the second before it, 9 pages of the export accepted and `othersAccepted`
+   * login calls; then one page refused (a batch request's 429 unless `batch` is false, the export
+   * `paced` on its own or not). The export's share of the window's answers: 10 / (10 + othersAccepted).
+   */
+  function touch(scopes: LimitScopes, at: number, { othersAccepted = 10, batch = true, paced = false } = {}): string {
+    answer(scopes, LIST, { at: at - 900, count: 9, everyMs: 100 })
+    answer(scopes, LOGIN, { at: at - 950, count: othersAccepted, everyMs: 90 })
+    return scopes.refused(LIST, at - 10, at, { batch, paced })
+  }
+  /** Touches 5 s apart (each window holds one) from `at`: each verdict. */
+  function touches(scopes: LimitScopes, at: number, count: number, options?: Parameters<typeof touch>[2]): string[] {
+    return Array.from({ length: count }, (_, i) => touch(scopes, at + i * 5_000, options))
+  }
+
+  it(`the others sending as much, none refused: the client's for 6 touches (0.5 each), its own at the 7th (0.5 ** 7 <= ${EVIDENCE_LEVEL})`, () => {
+    const scopes = new LimitScopes()
+    expect(touches(scopes, T0 + 1_000, 7)).toEqual([...Array<string>(6).fill('client'), 'operation'])
+  })
+
+  it("the others sending a fifth as much: each touch weighs 10/12, the client's for 25 touches, its own at the 26th", () => {
+    const scopes = new LimitScopes()
+    const verdicts = touches(scopes, T0 + 1_000, 26, { othersAccepted: 2 })
+    expect(verdicts.indexOf('operation')).toBe(25)
+  })
+
+  it("an interactive call's 429s weigh nothing: the client's, touch after touch", () => {
+    const scopes = new LimitScopes()
+    expect(touches(scopes, T0 + 1_000, 12, { batch: false })).toEqual(Array<string>(12).fill('client'))
+  })
+
+  it("an others' 429 in the window starts the weighing again", () => {
+    const scopes = new LimitScopes()
+    expect(touches(scopes, T0 + 1_000, 6)).toEqual(Array<string>(6).fill('client'))
+    // The 7th touch, with a login call refused beside it: the client's, and the count starts again.
+    refuse(scopes, LOGIN, T0 + 1_000 + 6 * 5_000 - 500)
+    expect(touch(scopes, T0 + 1_000 + 6 * 5_000)).toBe('client')
+    expect(touches(scopes, T0 + 1_000 + 7 * 5_000, 7)).toEqual([...Array<string>(6).fill('client'), 'operation'])
+  })
+
+  it(`fewer than ${MIN_OTHERS_ACCEPTED} of the others' requests accepted in the window weigh nothing`, () => {
+    const scopes = new LimitScopes()
+    expect(touches(scopes, T0 + 1_000, 60, { othersAccepted: 1 })).toEqual(Array<string>(60).fill('client'))
+  })
+
+  it(`the verdict stands while the export is paced on its own, past ${KEPT_MS} ms; not once it is no longer`, () => {
+    const scopes = new LimitScopes()
+    expect(touches(scopes, T0 + 1_000, 7).at(-1)).toBe('operation')
+    // 2 minutes on (its pace kept it under its limit): paced, still its own.
+    expect(touch(scopes, T0 + 150_000, { paced: true })).toBe('operation')
+    // 2 minutes more, its pace ended: the weighing starts again.
+    expect(touch(scopes, T0 + 300_000)).toBe('client')
   })
 })
 

@@ -48,7 +48,10 @@ export type { Priority }
  * per client: a limit on one endpoint alone must not hold its calls forever while the others flow.
  */
 export const STARVED_MS = 60_000
-/** An operation paced on its own (own-pace.ts) is paced so no longer after this long without a 429 of its own, ms. */
+/**
+ * An operation paced on its own (own-pace.ts) is paced so no longer after this long without a 429
+ * of its own, ms, unless its pace held a batch request back in that time.
+ */
 const OWN_PACE_IDLE_MS = 10_000
 /**
  * The store's count of what all processes accepted (`acceptedPerSecond`) is used for the first
@@ -253,7 +256,14 @@ export class RateLimits {
     // again (4 processes, each with its login calls: 429s 7.6 % to 34 %, the export unhelped).
     const guess = call.priority === 'interactive' && this.#store?.take === undefined
     const othersWaitingSince = guess ? this.#othersWaitingSince(call.request.operation) : undefined
-    const scope = this.#scopes.refused(call.request.operation, sentAt, now, waitMs ?? 0, othersWaitingSince)
+    // A batch request's 429 may count as evidence of its operation's own limit (scope.ts); not with
+    // a store that shares the rate, for the reason above: an own pace is one process's.
+    const scope = this.#scopes.refused(call.request.operation, sentAt, now, {
+      waitMs: waitMs ?? 0,
+      othersWaitingSince,
+      batch: call.priority === 'batch' && this.#store?.take === undefined,
+      paced: this.#ownPaces.has(call.request.operation),
+    })
     if (scope === 'operation') return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal
     if (this.#readingLearned && this.#learner.learned === undefined) {
@@ -466,8 +476,10 @@ export class RateLimits {
     const now = this.#clock.now()
     // Ended, or no 429 of its own for a while: what it held to may not have been its own limit (a
     // burst of login calls beside a key-wide concurrency limit was taken for one, and held to 0.6/s
-    // for minutes while the client ran at 440/s). The next 429 of its own paces it again.
-    if (pace.rate(now) === undefined || now - pace.refusedAt > OWN_PACE_IDLE_MS) {
+    // for minutes while the client ran at 440/s). The next 429 of its own paces it again. Not while
+    // it holds batch requests back: then no 429 is what the pace is for, and an export whose pages
+    // were let out all at once (16 in flight against its endpoint's 10/s) met 15 429s each time.
+    if (pace.rate(now) === undefined || (now - pace.refusedAt > OWN_PACE_IDLE_MS && now - pace.batchHeldAt > OWN_PACE_IDLE_MS)) {
       this.#endOwnPace(operation)
       return
     }

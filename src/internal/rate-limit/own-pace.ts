@@ -17,6 +17,7 @@ import { closedHoldMs, RateLearner } from './learner.ts'
 export class OperationPace {
   readonly #learner = new RateLearner()
   readonly #lanes: Lanes
+  readonly #clock: Clock
   /** Ended (see {@link OperationPace.end}): no rate, every waiting call released (but for a hold). */
   #ended = false
   #refusedAt = 0
@@ -25,8 +26,11 @@ export class OperationPace {
   /** "Closed" 429s in a row (none accepted since the rate was lowered), and when the last came. */
   #closedStreak = 0
   #closedAt = 0
+  /** When a batch request last found no turn free at this pace (ms since the epoch; 0: never). */
+  #batchHeldAt = 0
 
   constructor(clock: Clock) {
+    this.#clock = clock
     this.#lanes = new Lanes(new LocalTokens((at) => this.rate(at) ?? Infinity, clock.now()), clock)
   }
 
@@ -46,7 +50,18 @@ export class OperationPace {
 
   /** Whether a request may go now (no await); else the caller awaits {@link OperationPace.wait}. */
   tryTake(priority: Priority): boolean {
-    return this.#lanes.tryTake(priority)
+    if (this.#lanes.tryTake(priority)) return true
+    if (priority === 'batch') this.#batchHeldAt = this.#clock.now()
+    return false
+  }
+
+  /**
+   * When a batch request last found no turn free and had to wait (ms since the epoch; 0: never):
+   * while that is recent, the pace is what keeps an export under its operation's limit, however
+   * long ago its last 429 came (limiter.ts does not end it then).
+   */
+  get batchHeldAt(): number {
+    return this.#batchHeldAt
   }
 
   /** Waits for the operation's turn (see `Lanes.wait`): `false` when `limitMs` passed first. */
