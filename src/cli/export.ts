@@ -292,9 +292,9 @@ async function lastly(context: ExportContext, ending: Ending, step: () => Promis
   }
 }
 
-/** `; paced at N requests/s by the service's rate limit` when the run met a 429, else ''. */
-function pacedNote(context: Pick<Run['context'], 'client'>): string {
-  const paced = pacedText(context.client.pacedRate)
+/** `; paced at N requests/s by the service's rate limit` when the run's pages are paced (`progress.pacedRate`), else ''. */
+function pacedNote(pacedRate: number | undefined): string {
+  const paced = pacedText(pacedRate)
   return paced === undefined ? '' : `; ${paced} by the service's rate limit`
 }
 
@@ -308,7 +308,7 @@ async function pump(
   messages: AsyncIterable<Message>,
   output: Output,
   view: ProgressView,
-  progress: () => { done: number; total: number | undefined },
+  progress: () => { done: number; total: number | undefined; pacedRate: number | undefined },
   save: (() => Promise<void>) | undefined,
 ): Promise<Ending> {
   const { context, maxItems } = run
@@ -327,7 +327,7 @@ async function pump(
         ending = { kind: 'max-items' }
         break
       }
-      view.update({ ...progress(), pacedRate: context.client.pacedRate })
+      view.update(progress())
       if (save !== undefined && performance.now() - lastSave >= SAVE_EVERY_MS) {
         // Taken after this line, saved once it is on disk: the output never lacks a line the state says is written.
         await save()
@@ -337,7 +337,7 @@ async function pump(
   } catch (error) {
     ending = endingOf(context, error)
   } finally {
-    view.update({ ...progress(), pacedRate: context.client.pacedRate }) // where it ended, not where the last redraw was
+    view.update(progress()) // where it ended, not where the last redraw was
     view.stop()
   }
   return ending
@@ -457,7 +457,9 @@ async function fullExport(run: Run, target: Extract<Target, { kind: 'file' }>): 
       for (const { parent, yielded } of all.skipped) {
         context.note(`conversation ${parent.id} vanished during the export (${yielded} of its messages exported)`)
       }
-      context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}${pacedNote(context)}`)
+      context.note(
+        `exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${out}${pacedNote(all.progress.pacedRate)}`,
+      )
     } finally {
       await output.close()
     }
@@ -487,7 +489,9 @@ async function fullExportToStream(run: Run): Promise<void> {
       reportUnfinished(context, ending, done, `${name} is not resumable: nothing is saved`)
       return
     }
-    context.note(`exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${name}${pacedNote(context)}`)
+    context.note(
+      `exported ${done} messages${total === undefined ? '' : ` of ${total} expected`} to ${name}${pacedNote(all.progress.pacedRate)}`,
+    )
   } finally {
     await output.close()
   }
@@ -639,7 +643,9 @@ async function fromCheckpoint(run: Run, checkpointFile: string, previous: readon
       )
       return
     }
-    context.note(`exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}${pacedNote(context)}`)
+    context.note(
+      `exported ${written} new messages to ${out}; checkpoint saved in ${checkpointFile}${pacedNote(changes.progress.pacedRate)}`,
+    )
     if (summary !== null) reportSummary(context, summary)
   } finally {
     await output.close()

@@ -254,6 +254,15 @@ export class RequestPipeline {
     return this.#transport.pacedRate
   }
 
+  /**
+   * The rate requests of `operations` are paced at, in requests/s: the client's (`client.pacedRate`),
+   * or one operation's own pace where that is lower (a limit of its endpoint alone); `undefined`
+   * while neither paces them. What a list's `progress.pacedRate` shows.
+   */
+  pacedRateOf(operations: readonly string[]): number | undefined {
+    return this.#transport.pacedRateOf(operations)
+  }
+
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */
   warn(message: string, fields: Record<string, unknown>): void {
     this.#options.log.log('warn', message, fields)

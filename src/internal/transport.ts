@@ -280,6 +280,11 @@ export class Transport {
     return this.#limits.pacedRate
   }
 
+  /** Requests per second requests of `operations` may be sent at now: the client's rate, or an operation's own pace where lower (rate-limit/limiter.ts). */
+  pacedRateOf(operations: readonly string[]): number | undefined {
+    return this.#limits.pacedRateOf(operations)
+  }
+
   /**
    * What came back, before anything reads it: the secrets its body carries (a new chat token, also
    * from a body that does not parse) are remembered, so that whatever later shows this response

@@ -26,8 +26,10 @@ export interface ListAllProgress {
    */
   readonly total: number | undefined
   /**
-   * Requests a second the client allows itself since a 429 told it the service's rate limit
-   * (`client.pacedRate`; ClientOptions `pacing`): `undefined` while it is not paced.
+   * Requests a second the iteration's pages are paced at since a 429 told it the service's rate
+   * limit: the client's rate (`client.pacedRate`; ClientOptions `pacing`), or its page endpoint's
+   * own pace where that is lower (a limit of that endpoint alone: docs/rate-limits.md);
+   * `undefined` while neither paces them.
    */
   readonly pacedRate: number | undefined
 }
@@ -241,8 +243,8 @@ export class ListAllIterable<P, C> implements AsyncIterable<C> {
    * plus the parents' own counts (conversations' `message_count`) of what is left, known once the
    * parent list has been read (it is read ahead, up to 10,000 parents beyond the current one),
    * `undefined` until then. Counts can be stale, so `done` may end a little off `total`.
-   * `pacedRate`: the requests a second the client allows itself since a 429 (`client.pacedRate`),
-   * `undefined` while it is not paced.
+   * `pacedRate`: the requests a second its pages are paced at since a 429 (`client.pacedRate`, or
+   * its page endpoint's own pace where lower), `undefined` while they are not paced.
    */
   get progress(): { readonly done: number; readonly total: number | undefined; readonly pacedRate: number | undefined } {
     const expected = this.#runner?.expected

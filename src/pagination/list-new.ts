@@ -147,8 +147,9 @@ export class NewMessages implements AsyncIterable<Message> {
 
   /**
    * `{ done, total, pacedRate }`: messages yielded so far by this run, messages expected in all
-   * (known once the scan is complete; `undefined` until then), and the requests a second the client
-   * allows itself since a 429 (`client.pacedRate`; `undefined` while it is not paced).
+   * (known once the scan is complete; `undefined` until then), and the requests a second its pages
+   * are paced at since a 429 (`client.pacedRate`, or its page endpoint's own pace where lower;
+   * `undefined` while they are not paced).
    */
   get progress(): { readonly done: number; readonly total: number | undefined; readonly pacedRate: number | undefined } {
     this.#settle()

@@ -78,6 +78,9 @@ export type MessageListNewParams = {
   onConversation?: ((conversation: Conversation) => void) | undefined
 }
 
+/** The operations a `listAll` or `listNew` sends: its `progress.pacedRate` is the pace of the slower. */
+const PAGE_OPERATIONS = [ENDPOINTS.listConversations.name, ENDPOINTS.listMessages.name]
+
 const limitSchema = madeOnce(() => z.number().int().min(1).max(MAX_LIMIT).optional())
 const concurrencySchema = madeOnce(() => z.number().int().min(1).max(64).optional())
 
@@ -273,7 +276,7 @@ export class ConversationMessages {
           { conversations, messages },
         )
       },
-      pacedRate: () => this.#pipeline.pacedRate,
+      pacedRate: () => this.#pipeline.pacedRateOf(PAGE_OPERATIONS),
     })
   }
 
@@ -361,7 +364,7 @@ export class ConversationMessages {
       onConversation: valid.onConversation,
       unstable: (report) => unstableList(`${operation} (the messages of a conversation)`, report),
       describe: describeRepairs,
-      pacedRate: () => this.#pipeline.pacedRate,
+      pacedRate: () => this.#pipeline.pacedRateOf(PAGE_OPERATIONS),
     })
   }
 

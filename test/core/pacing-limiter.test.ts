@@ -206,7 +206,7 @@ describe("an operation's own pace (limiter.ts)", () => {
     expect(lines.filter((line) => line.includes('pacing: unpaced'))).toEqual([
       "chat-service-sdk: pacing: unpaced (the lowering by auth.issueToken's 429s given back: they are its own limit's)",
     ])
-    expect(events.map((event) => [event.reason, event.rate === undefined])).toEqual([
+    expect(events.filter((event) => event.operation === undefined).map((event) => [event.reason, event.rate === undefined])).toEqual([
       ['lowered', false],
       ['ended', true],
     ])
@@ -253,5 +253,50 @@ describe("an export's own pace, while it holds the export's pages back (limiter.
     const third = Array.from({ length: 10 }, () => admitted(limits, call('list')))
     await vi.advanceTimersByTimeAsync(0)
     expect(third.filter((page) => page.granted).length).toBe(10)
+  })
+})
+
+describe("an operation's own pace, as it is told (limiter.ts)", () => {
+  it('is published on PACING_CHANNEL with its operation, logged once a lowering, and is what pacedRateOf gives for it while the client is unpaced', async () => {
+    const { limits, call, refuse, lines, events } = limiter()
+    refuse('list')
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(100)
+      const login = call('login')
+      limits.accepted(limits.sending(login), login)
+    }
+    // Two pages sent together, both refused: one touch of the export's own limit, one lowering.
+    const first = call('list')
+    const second = call('list')
+    const sentAt = limits.sending(first)
+    limits.sending(second)
+    limits.refused(first, tooMany('1'), sentAt)
+    limits.refused(second, tooMany('1'), sentAt)
+    const own = events.filter((event) => event.operation !== undefined)
+    expect(own.map(({ reason, previous, operation }) => ({ reason, previous, operation }))).toEqual([
+      { reason: 'lowered', previous: undefined, operation: 'conversations.messages.list' },
+    ])
+    expect(own[0]!.rate).toBeGreaterThan(0)
+    expect(lines.filter((line) => line.startsWith('chat-service-sdk: pacing conversations.messages.list:'))).toEqual([
+      expect.stringMatching(
+        /^chat-service-sdk: pacing conversations\.messages\.list: [\d.]+ requests\/s \(after a 429 of its own limit; the client's rate is not lowered\)$/,
+      ),
+    ])
+    // The client is unpaced (its lowering given back); the export's pages are paced at their own rate.
+    expect(limits.pacedRate).toBeUndefined()
+    expect(limits.pacedRateOf(['conversations.list', 'conversations.messages.list'])).toBe(own[0]!.rate)
+    expect(limits.pacedRateOf(['auth.issueToken'])).toBeUndefined()
+    // 11 s on, none of its pages held back: its pace ends, and that is told too.
+    await vi.advanceTimersByTimeAsync(11_000)
+    const page = admitted(limits, call('list'))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(page.granted).toBe(true)
+    expect(events.filter((event) => event.operation !== undefined).at(-1)).toEqual({
+      reason: 'ended',
+      rate: undefined,
+      previous: own[0]!.rate,
+      operation: 'conversations.messages.list',
+    })
+    expect(limits.pacedRateOf(['conversations.messages.list'])).toBeUndefined()
   })
 })

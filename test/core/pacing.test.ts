@@ -536,6 +536,52 @@ describe('a limit on token issuance alone, on the fake (rateLimit.endpoints)', (
   }, 60_000)
 })
 
+describe('a limit on the message pages alone, on the fake (rateLimit.endpoints)', () => {
+  it("an export paced at its endpoint's own rate shows it: progress.pacedRate and PACING_CHANNEL (with the operation), while client.pacedRate is the client's", async () => {
+    const { fake, server } = await limitedFake(
+      { requestsPerSecond: 50, burst: 10, endpoints: { 'GET /rest/v1/conversations/:id/messages': { requestsPerSecond: 2, burst: 1 } } },
+      { conversations: 10, messages: 600 },
+    )
+    const client = clientOf(server)
+    const events: PacingEvent[] = []
+    const onEvent = (event: unknown): void => void events.push(event as PacingEvent)
+    subscribe(PACING_CHANNEL, onEvent)
+    closers.push(async () => unsubscribe(PACING_CHANNEL, onEvent))
+    // Each message: the export's progress.pacedRate, and client.pacedRate, as the command shows them.
+    const shown: { progress: number | undefined; client: number | undefined }[] = []
+    const seen = await onFakeClock(async () => {
+      let done = false
+      // Login calls beside it, each 200 ms: other operations accepted, so its 429s can be told its own
+      // (at 2/s, 16 pages in flight are refused most of the time: at 5/s, the client's pace now and then
+      // fit the export and the login calls together, and 2 runs in 12 met no verdict of its own).
+      const logins = (async () => {
+        while (!done) {
+          await client.auth.issueToken({ userId: 'ext_1' })
+          await new Promise((resolve) => setTimeout(resolve, 200))
+        }
+      })()
+      const all = client.conversations.messages.listAll({ limit: 10, concurrency: 16 })
+      const ids: string[] = []
+      for await (const message of all) {
+        ids.push(message.id)
+        shown.push({ progress: all.progress.pacedRate, client: client.pacedRate })
+      }
+      done = true
+      await logins
+      return ids
+    })
+    expect(seen).toEqual(expectedMessages(fake))
+    const own = events.filter((event) => event.operation === 'conversations.messages.list')
+    expect(own[0]?.reason).toBe('lowered')
+    expect(own[0]?.rate).toBeGreaterThan(0)
+    // Paced at the endpoint's own rate while the client itself was not: the progress says so (before,
+    // it showed the client's rate alone, undefined, and the command's progress line said nothing).
+    const ownOnly = shown.filter((at) => at.client === undefined && at.progress !== undefined)
+    expect(ownOnly.length).toBeGreaterThan(0)
+    expect(Math.max(...ownOnly.map((at) => at.progress!))).toBeLessThan(20)
+  }, 60_000)
+})
+
 describe("a limit on one endpoint alone, with rateLimitPause: 'fail'", () => {
   it("once its 429s show the limit is token issuance's own, a login call fails at once with its 429, and nothing else is paused", async () => {
     const server = await startLoopback()

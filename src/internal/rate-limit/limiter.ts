@@ -127,6 +127,8 @@ export class RateLimits {
   readonly #scopes = new LimitScopes()
   /** The operations whose 429s were judged their own, each paced on its own (own-pace.ts) until that pace ends. */
   readonly #ownPaces = new Map<string, OperationPace>()
+  /** The rate last told of each operation's own pace (see #reportOwn). */
+  readonly #ownReported = new Map<string, number>()
   /** The last lowerings of the rate (the last one last; as many as the learner can give back), and the operation whose 429 made each: given back if those 429s prove the operation's own. */
   readonly #lowerings: { readonly operation: string; readonly learned: LearnedRate }[] = []
   /** Made at the first 429: from then on every attempt takes a token. */
@@ -168,6 +170,21 @@ export class RateLimits {
     this.#redactor = config.redactor
     this.#clock = config.clock ?? systemClock
     this.#quiet = config.store === undefined
+  }
+
+  /**
+   * Requests per second a request of any of `operations` may be sent at now: the client's paced
+   * rate, or the operation's own pace where that is lower (own-pace.ts); `undefined` while neither
+   * paces them.
+   */
+  pacedRateOf(operations: readonly string[]): number | undefined {
+    let rate = this.pacedRate
+    const now = this.#clock.now()
+    for (const operation of operations) {
+      const own = this.#ownPaces.get(operation)?.rate(now)
+      if (own !== undefined && (rate === undefined || own < rate)) rate = own
+    }
+    return rate
   }
 
   /** Requests per second the client allows itself now, or `undefined` while it is not paced. */
@@ -306,16 +323,10 @@ export class RateLimits {
       pace = new OperationPace(this.#clock)
       this.#ownPaces.set(operation, pace)
     }
-    pace.refused(sentAt, now, waitMs ?? 0, response)
-    if (call.options.log.enabled('info'))
-      call.options.log.log(
-        'info',
-        `pacing ${operation}: ${formatRate(pace.rate(now) ?? MIN_RATE)} requests/s (a 429 of its own limit; the client's rate is not lowered)`,
-        {
-          operation,
-          pacedRate: pace.rate(now),
-        },
-      )
+    // Told when its rate is lowered: not again for each 429 of the same touch (16 pages in flight
+    // refused at once wrote 16 lines).
+    if (pace.refused(sentAt, now, waitMs ?? 0, response) === 'lowered')
+      this.#reportOwn(operation, pace, 'lowered', call.options.log, "after a 429 of its own limit; the client's rate is not lowered")
     let restored = false
     const sharesRate = this.#store?.take !== undefined
     for (let last = this.#lowerings.at(-1); !sharesRate && last?.operation === call.request.operation; last = this.#lowerings.at(-1)) {
@@ -463,6 +474,35 @@ export class RateLimits {
     if (pace === undefined) return
     pace.end()
     this.#ownPaces.delete(operation)
+    this.#reportOwn(operation, pace, 'ended', this.#log, 'no 429 of its own lately')
+  }
+
+  /**
+   * Logs (at `info`) and publishes a change of `operation`'s own pace, as {@link RateLimits.#report}
+   * does the client's (a `'raised'` only once the rate has grown by a tenth since the last event),
+   * with `operation` on the event.
+   */
+  #reportOwn(
+    operation: string,
+    pace: OperationPace,
+    reason: 'lowered' | 'raised' | 'ended',
+    log: SdkLogger | undefined,
+    because?: string,
+  ): void {
+    const rate = pace.rate(this.#clock.now())
+    const previous = this.#ownReported.get(operation)
+    if (reason === 'raised' && (previous === undefined || rate === undefined || rate < previous * (1 + REPORT_STEP))) return
+    if (rate === undefined) this.#ownReported.delete(operation)
+    else this.#ownReported.set(operation, rate)
+    const event: PacingEvent = { reason, rate, previous, operation }
+    if (pacingChannel.hasSubscribers) pacingChannel.publish(event)
+    if (log?.enabled('info') !== true) return
+    const shown = rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
+    log.log('info', `pacing ${operation}: ${shown} (${because ?? 'while requests succeed'})`, {
+      operation,
+      pacedRate: rate,
+      previousRate: previous,
+    })
   }
 
   /**
@@ -490,6 +530,7 @@ export class RateLimits {
       if (call.options.rateLimitPause === 'fail') throw ownLimitError(held.response, call.request, held.ms, this.#redactor)
       if (held.ms >= call.left()) throw call.outOfTime(`${operation} is held after a 429 of its own for another ${held.ms} ms`)
     }
+    this.#reportOwn(operation, pace, 'raised', call.options.log)
     if (pace.tryTake(call.priority)) return
     let granted: boolean
     try {

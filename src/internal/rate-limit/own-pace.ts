@@ -12,7 +12,7 @@
 import type { ReceivedResponse } from '../exchange.ts'
 import type { Clock, Priority } from './lanes.ts'
 import { Lanes, LocalTokens } from './lanes.ts'
-import { closedHoldMs, RateLearner } from './learner.ts'
+import { closedHoldMs, RateLearner, type Refusal } from './learner.ts'
 
 export class OperationPace {
   readonly #learner = new RateLearner()
@@ -85,9 +85,10 @@ export class OperationPace {
 
   /**
    * A 429 of the operation's own limit (`response`), asking for `waitMs` (0 without
-   * `Retry-After`): lowers its rate and holds it for the wait.
+   * `Retry-After`): lowers its rate and holds it for the wait. Says what it did to the rate
+   * (`'lowered'`; or `'stale'`, `'closed'`: see `Refusal`).
    */
-  refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse): void {
+  refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse): Refusal['kind'] {
     this.#refusedAt = now
     const refusal = this.#learner.refused(sentAt, now, waitMs)
     let holdMs = waitMs
@@ -105,6 +106,7 @@ export class OperationPace {
       this.#lanes.hold(now + holdMs)
       if (now + holdMs > (this.#held?.until ?? 0)) this.#held = { until: now + holdMs, response }
     }
+    return refusal.kind
   }
 
   /** What is left of its hold at `now` (ms) and the 429 that started it, or `undefined` when it is not held. */
