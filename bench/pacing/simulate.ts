@@ -304,7 +304,8 @@ async function simulate(
   let touches = 0
   const onPacing = (message: unknown): void => {
     const event = message as PacingEvent
-    if (event.reason !== 'lowered') return
+    // The client's lowerings: an operation's own pace (an event with `operation`) is not a touch of the key's limit.
+    if (event.reason !== 'lowered' || event.operation !== undefined) return
     touches++
     if (values.trace)
       console.log(

@@ -300,3 +300,33 @@ describe("an operation's own pace, as it is told (limiter.ts)", () => {
     expect(limits.pacedRateOf(['conversations.messages.list'])).toBeUndefined()
   })
 })
+
+describe("an export's verdict of its own, while its pace holds its pages back (limiter.ts, scope.ts)", () => {
+  it('a page refused 70 s after the verdict, at a low share, is still its own while its pace holds pages back: the client is not lowered', async () => {
+    const { limits, call, refuse } = limiter()
+    refuse('list')
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(100)
+      const login = call('login')
+      limits.accepted(limits.sending(login), login)
+    }
+    refuse('list', '1')
+    expect(limits.pacedRate).toBeUndefined()
+    // 70 s of pages, 10 at a time every 5 s: its pace holds some back each time, and meets no 429.
+    for (let i = 0; i < 14; i++) {
+      await vi.advanceTimersByTimeAsync(5_000)
+      for (let j = 0; j < 10; j++) admitted(limits, call('list'))
+      await vi.advanceTimersByTimeAsync(0)
+    }
+    // Then, with login calls and pages accepted, one page refused: 1 in 6 of its answers.
+    for (let i = 0; i < 5; i++) {
+      const login = call('login')
+      limits.accepted(limits.sending(login), login)
+      const page = call('list')
+      limits.accepted(limits.sending(page), page)
+    }
+    refuse('list', '1')
+    expect(limits.pacedRate).toBeUndefined() // its own: the client's rate not lowered
+    expect(limits.pausedUntil).toBeUndefined()
+  })
+})

@@ -10,15 +10,7 @@ import type { ReceivedResponse } from '../../src/internal/exchange.ts'
 import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
-import {
-  EVIDENCE_LEVEL,
-  FORGET_MS,
-  KEPT_MS,
-  LimitScopes,
-  MIN_OTHERS_ACCEPTED,
-  untestedAfterMs,
-  WINDOW_MS,
-} from '../../src/internal/rate-limit/scope.ts'
+import { FORGET_MS, KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
 
 const T0 = 1_000_000
 const LOGIN = 'auth.issueToken'
@@ -249,59 +241,28 @@ describe('untested: the other operations waited through the window, unanswered',
   })
 })
 
-describe("by evidence: a batch request's 429s at a share too low to tell", () => {
-  /**
-   * One touch at `at`: in the second before it, 9 pages of the export accepted and `othersAccepted`
-   * login calls; then one page refused (a batch request's 429 unless `batch` is false, the export
-   * `paced` on its own or not). The export's share of the window's answers: 10 / (10 + othersAccepted).
-   */
-  function touch(scopes: LimitScopes, at: number, { othersAccepted = 10, batch = true, paced = false } = {}): string {
-    answer(scopes, LIST, { at: at - 900, count: 9, everyMs: 100 })
-    answer(scopes, LOGIN, { at: at - 950, count: othersAccepted, everyMs: 90 })
-    return scopes.refused(LIST, at - 10, at, { batch, paced })
-  }
-  /** Touches 5 s apart (each window holds one) from `at`: each verdict. */
-  function touches(scopes: LimitScopes, at: number, count: number, options?: Parameters<typeof touch>[2]): string[] {
-    return Array.from({ length: count }, (_, i) => touch(scopes, at + i * 5_000, options))
-  }
-
-  it(`the others sending as much, none refused: the client's for 6 touches (0.5 each), its own at the 7th (0.5 ** 7 <= ${EVIDENCE_LEVEL})`, () => {
+describe('a verdict of its own, while the operation is paced on its own', () => {
+  it(`stands past ${KEPT_MS} ms while the operation is paced on its own (its pace keeps it from 429s); not once it is not, nor once the others meet 429s`, () => {
     const scopes = new LimitScopes()
-    expect(touches(scopes, T0 + 1_000, 7)).toEqual([...Array<string>(6).fill('client'), 'operation'])
-  })
-
-  it("the others sending a fifth as much: each touch weighs 10/12, the client's for 25 touches, its own at the 26th", () => {
-    const scopes = new LimitScopes()
-    const verdicts = touches(scopes, T0 + 1_000, 26, { othersAccepted: 2 })
-    expect(verdicts.indexOf('operation')).toBe(25)
-  })
-
-  it("an interactive call's 429s weigh nothing: the client's, touch after touch", () => {
-    const scopes = new LimitScopes()
-    expect(touches(scopes, T0 + 1_000, 12, { batch: false })).toEqual(Array<string>(12).fill('client'))
-  })
-
-  it("an others' 429 in the window starts the weighing again", () => {
-    const scopes = new LimitScopes()
-    expect(touches(scopes, T0 + 1_000, 6)).toEqual(Array<string>(6).fill('client'))
-    // The 7th touch, with a login call refused beside it: the client's, and the count starts again.
-    refuse(scopes, LOGIN, T0 + 1_000 + 6 * 5_000 - 500)
-    expect(touch(scopes, T0 + 1_000 + 6 * 5_000)).toBe('client')
-    expect(touches(scopes, T0 + 1_000 + 7 * 5_000, 7)).toEqual([...Array<string>(6).fill('client'), 'operation'])
-  })
-
-  it(`fewer than ${MIN_OTHERS_ACCEPTED} of the others' requests accepted in the window weigh nothing`, () => {
-    const scopes = new LimitScopes()
-    expect(touches(scopes, T0 + 1_000, 60, { othersAccepted: 1 })).toEqual(Array<string>(60).fill('client'))
-  })
-
-  it(`the verdict stands while the export is paced on its own, past ${KEPT_MS} ms; not once it is no longer`, () => {
-    const scopes = new LimitScopes()
-    expect(touches(scopes, T0 + 1_000, 7).at(-1)).toBe('operation')
-    // 2 minutes on (its pace kept it under its limit): paced, still its own.
-    expect(touch(scopes, T0 + 150_000, { paced: true })).toBe('operation')
-    // 2 minutes more, its pace ended: the weighing starts again.
-    expect(touch(scopes, T0 + 300_000)).toBe('client')
+    answer(scopes, LOGIN, { at: T0, count: 50 })
+    refuse(scopes, LIST, T0 + 600)
+    expect(refuse(scopes, LIST, T0 + 800)).toBe('operation')
+    // 2 minutes on, a page refused among 20 accepted, the login calls accepted: paced on its own, still its own.
+    answer(scopes, LIST, { at: T0 + 120_000, count: 20, everyMs: 40 })
+    answer(scopes, LOGIN, { at: T0 + 120_000, count: 10, everyMs: 80 })
+    expect(scopes.refused(LIST, T0 + 120_890, T0 + 120_900, { paced: true })).toBe('operation')
+    // The same 2 minutes later, its pace ended: a share of 1 in 21 is the client's.
+    answer(scopes, LIST, { at: T0 + 240_000, count: 20, everyMs: 40 })
+    answer(scopes, LOGIN, { at: T0 + 240_000, count: 10, everyMs: 80 })
+    expect(scopes.refused(LIST, T0 + 240_890, T0 + 240_900)).toBe('client')
+    // Judged its own again, then paced, with a login call refused beside it: the client's.
+    refuse(scopes, LIST, T0 + 300_600)
+    answer(scopes, LOGIN, { at: T0 + 300_000, count: 50 })
+    expect(refuse(scopes, LIST, T0 + 300_800)).toBe('operation')
+    answer(scopes, LIST, { at: T0 + 420_000, count: 20, everyMs: 40 })
+    answer(scopes, LOGIN, { at: T0 + 420_000, count: 10, everyMs: 80 })
+    refuse(scopes, LOGIN, T0 + 420_850)
+    expect(scopes.refused(LIST, T0 + 420_890, T0 + 420_900, { paced: true })).toBe('client')
   })
 })
 

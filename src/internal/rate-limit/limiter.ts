@@ -181,7 +181,7 @@ export class RateLimits {
     let rate = this.pacedRate
     const now = this.#clock.now()
     for (const operation of operations) {
-      const own = this.#ownPaces.get(operation)?.rate(now)
+      const own = this.#ownPaceLive(operation, now) ? this.#ownPaces.get(operation)?.rate(now) : undefined
       if (own !== undefined && (rate === undefined || own < rate)) rate = own
     }
     return rate
@@ -273,13 +273,10 @@ export class RateLimits {
     // again (4 processes, each with its login calls: 429s 7.6 % to 34 %, the export unhelped).
     const guess = call.priority === 'interactive' && this.#store?.take === undefined
     const othersWaitingSince = guess ? this.#othersWaitingSince(call.request.operation) : undefined
-    // A batch request's 429 may count as evidence of its operation's own limit (scope.ts); not with
-    // a store that shares the rate, for the reason above: an own pace is one process's.
     const scope = this.#scopes.refused(call.request.operation, sentAt, now, {
       waitMs: waitMs ?? 0,
       othersWaitingSince,
-      batch: call.priority === 'batch' && this.#store?.take === undefined,
-      paced: this.#ownPaces.has(call.request.operation),
+      paced: this.#ownPaceLive(call.request.operation, now),
     })
     if (scope === 'operation') return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal
@@ -468,6 +465,16 @@ export class RateLimits {
     return since === undefined ? undefined : Math.max(since, this.#lanes?.lanes.heldUntil ?? 0)
   }
 
+  /**
+   * Whether `operation` is paced on its own at `now`: its pace has a rate, and met a 429 of its own
+   * or held a batch request back within {@link OWN_PACE_IDLE_MS} (else `#ownTurn` ends it).
+   */
+  #ownPaceLive(operation: string, now: number): boolean {
+    const pace = this.#ownPaces.get(operation)
+    if (pace === undefined || pace.rate(now) === undefined) return false
+    return now - pace.refusedAt <= OWN_PACE_IDLE_MS || now - pace.batchHeldAt <= OWN_PACE_IDLE_MS
+  }
+
   /** Ends `operation`'s own pace (own-pace.ts), if it has one: its waiting calls go on. */
   #endOwnPace(operation: string): void {
     const pace = this.#ownPaces.get(operation)
@@ -519,7 +526,7 @@ export class RateLimits {
     // for minutes while the client ran at 440/s). The next 429 of its own paces it again. Not while
     // it holds batch requests back: then no 429 is what the pace is for, and an export whose pages
     // were let out all at once (16 in flight against its endpoint's 10/s) met 15 429s each time.
-    if (pace.rate(now) === undefined || (now - pace.refusedAt > OWN_PACE_IDLE_MS && now - pace.batchHeldAt > OWN_PACE_IDLE_MS)) {
+    if (!this.#ownPaceLive(operation, now)) {
       this.#endOwnPace(operation)
       return
     }

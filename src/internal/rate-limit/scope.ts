@@ -21,20 +21,6 @@
  *   no more than {@link OTHERS_SHARE_RATIO} times X's share, and none in a second X met one: the
  *   client's limit refuses whatever is sent when it is met, an export's pages and login calls alike.
  *
- * Or, by evidence, a batch request's 429 refused at a lower share: an export paced by the client
- * asks only a little more than its own limit, and a few of its pages are refused at each touch,
- * too few for the share above (against a 10/s limit on its page endpoint alone, within a key's
- * 100/s, the export read 0.16-0.41 of the 10/s beside login calls). Under the client's limit, the
- * requests refused at a touch fall on the operations in proportion to what each sends; so each
- * touch at which X alone met 429s, while the others had at least {@link MIN_OTHERS_ACCEPTED}
- * accepted and none refused, weighs against it: X's share of the requests answered in the window.
- * Once the product of those shares, since the others last met a 429, is {@link EVIDENCE_LEVEL} or
- * less (7 touches with the others sending as much as X; 95 with them sending a twentieth of what X
- * sends), X's 429 is its own. Only a batch request's: an interactive operation that asks more than
- * its own limit is refused most of the time (the share above), and a login call alone refused
- * beside an export's hundreds of pages weighed 0.05 at once (login calls waiting over 1 s under a
- * key-wide concurrency limit: 1 to 83 a run). Not with a store that shares the rate (limiter.ts).
- *
  * Or, untested (a guess), when the others could show nothing: batch requests of other operations
  * waited for a turn of the client's paced rate through the whole window, fewer than
  * {@link MIN_OTHERS_ACCEPTED} of the others' requests were accepted and none refused, while X's
@@ -94,12 +80,6 @@ export const KEPT_MS = 60_000
 export function untestedAfterMs(times: number): number {
   return KEPT_MS * 2 ** Math.min(3, Math.max(0, times - 1))
 }
-
-/**
- * How likely, at most, the others' answers around an operation's 429s may be under the client's
- * limit for those 429s to be its own (the evidence in the module's comment): 1 in 100.
- */
-export const EVIDENCE_LEVEL = 0.01
 
 /** Wrong guesses are forgotten this long after the last, ms (the key's limit may have changed since): the next counts as the first. */
 export const FORGET_MS = 30 * 60_000
@@ -163,8 +143,6 @@ export interface RefusalContext {
    * interactive call's (the guess in the module's comment).
    */
   readonly othersWaitingSince?: number | undefined
-  /** A batch request's 429, from a client whose rate no store shares: it may weigh as evidence (the module's comment). */
-  readonly batch?: boolean
   /** The operation is paced on its own now (own-pace.ts): a verdict of its own stands while it is. */
   readonly paced?: boolean
 }
@@ -183,8 +161,6 @@ export class LimitScopes {
   readonly #disproved = new Map<string, { readonly at: number; readonly times: number }>()
   /** Operations whose last verdict of their own was the untested guess, and when it was made: no answer has confirmed it yet. */
   readonly #guessed = new Map<string, number>()
-  /** The evidence against the client's limit, by operation: the log of the product of its shares (the module's comment), and when it was last weighed. */
-  readonly #evidence = new Map<string, { readonly at: number; readonly log: number }>()
 
   /** A request of `operation` was answered with anything but 429 at `now`. */
   accepted(operation: string, now: number): void {
@@ -206,12 +182,7 @@ export class LimitScopes {
     return scope
   }
 
-  #judge(
-    operation: string,
-    own: Answers,
-    now: number,
-    { waitMs = 0, othersWaitingSince, batch = false, paced = false }: RefusalContext,
-  ): LimitScope {
+  #judge(operation: string, own: Answers, now: number, { waitMs = 0, othersWaitingSince, paced = false }: RefusalContext): LimitScope {
     const windowMs = Math.min(MAX_WINDOW_MS, Math.max(WINDOW_MS, (this.#lastWaitMs.get(operation) ?? 0) + 2_000))
     this.#lastWaitMs.set(operation, waitMs)
     const mySeconds = own.refusedSeconds(now, windowMs)
@@ -237,16 +208,12 @@ export class LimitScopes {
     // operation (20 login calls at once took a key's bucket, and the export's requests beside
     // them were refused too, a few among hundreds accepted: a share too small to tell).
     const othersRefused = together || refused > OTHERS_SHARE_RATIO * share * (accepted + refused)
-    // The others' 429s beside X's: the evidence against the client's limit starts again.
-    if (othersRefused) this.#evidence.delete(operation)
     const judged = this.#alone.get(operation)
     const known = judged !== undefined && (now - judged <= KEPT_MS || paced)
     const guessed = this.#guessed.delete(operation)
     let scope: LimitScope = 'operation'
-    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) {
-      // Too few of its answers were 429s to tell by the share: a batch request's may weigh as evidence.
-      scope = batch && !othersRefused && accepted >= MIN_OTHERS_ACCEPTED ? this.#weigh(operation, mine, accepted, now) : 'client'
-    } else if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
+    if (!known && (mine.refused < MIN_REFUSED || mine.refused < MIN_REFUSED_SHARE * (mine.accepted + mine.refused))) scope = 'client'
+    else if (othersRefused || accepted < MIN_OTHERS_ACCEPTED) {
       this.#alone.delete(operation)
       scope = 'client'
     }
@@ -271,23 +238,6 @@ export class LimitScopes {
     this.#guessed.set(operation, now)
     this.#alone.set(operation, now)
     return true
-  }
-
-  /**
-   * A batch request's 429 at a share too low to tell, while the others were accepted and none
-   * refused: weighs it as evidence (the module's comment). `mine`: the operation's answers in the
-   * window, this 429 counted; `othersAccepted`: the others' accepted requests in it.
-   */
-  #weigh(operation: string, mine: { accepted: number; refused: number }, othersAccepted: number, now: number): LimitScope {
-    const answered = mine.accepted + mine.refused
-    const before = this.#evidence.get(operation)
-    const log = (before !== undefined && now - before.at <= FORGET_MS ? before.log : 0) + Math.log(answered / (answered + othersAccepted))
-    if (log > Math.log(EVIDENCE_LEVEL)) {
-      this.#evidence.set(operation, { at: now, log })
-      return 'client'
-    }
-    this.#evidence.delete(operation)
-    return 'operation'
   }
 
   #of(operation: string): Answers {
