@@ -65,7 +65,20 @@ function limiter() {
     const refused = call(operation, priority)
     limits.refused(refused, tooMany(retryAfter), limits.sending(refused))
   }
-  return { limits, call, refuse, lines, events }
+  /**
+   * The client's first 429 (a request of `operation`), then 5 calls of `other` accepted over 0.5 s:
+   * the next 429 of `operation` is judged its own (scope.ts: refused at least half its answers,
+   * the others accepted).
+   */
+  const refusedBesideOthers = async (operation: Operation, other: Operation): Promise<void> => {
+    refuse(operation)
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(100)
+      const accepted = call(other)
+      limits.accepted(limits.sending(accepted), accepted)
+    }
+  }
+  return { limits, call, refuse, refusedBesideOthers, lines, events }
 }
 
 function tooMany(retryAfter?: string): ReceivedResponse {
@@ -189,15 +202,10 @@ describe('whose waits count, for an untested verdict (limiter.ts)', () => {
 
 describe("an operation's own pace (limiter.ts)", () => {
   it("ends 10 s after its last 429 of its own: its next calls go at the client's rate, no longer at its own", async () => {
-    const { limits, call, refuse, lines, events } = limiter()
+    const { limits, call, refuse, refusedBesideOthers, lines, events } = limiter()
     // The login calls' first 429 is the client's; their second, while lists are accepted, their own:
     // the login calls are paced on their own, and the client's lowering is given back.
-    refuse('login')
-    for (let i = 0; i < 5; i++) {
-      await vi.advanceTimersByTimeAsync(100)
-      const list = call('list')
-      limits.accepted(limits.sending(list), list)
-    }
+    await refusedBesideOthers('login', 'list')
     refuse('login', '1')
     expect(limits.pausedUntil).toBeUndefined()
     expect(limits.pacedRate).toBeUndefined()
@@ -225,15 +233,10 @@ describe("an operation's own pace (limiter.ts)", () => {
 
 describe("an export's own pace, while it holds the export's pages back (limiter.ts)", () => {
   it('is not ended 10 s after its last 429 while its pages wait for turns; it ends 10 s after none has had to wait', async () => {
-    const { limits, call, refuse } = limiter()
+    const { limits, call, refuse, refusedBesideOthers } = limiter()
     // The export's pages: the first 429 is the client's; the second, while login calls are accepted
     // and none refused, the export's own: its pages are paced on their own.
-    refuse('list')
-    for (let i = 0; i < 5; i++) {
-      await vi.advanceTimersByTimeAsync(100)
-      const login = call('login')
-      limits.accepted(limits.sending(login), login)
-    }
+    await refusedBesideOthers('list', 'login')
     refuse('list', '1')
     expect(limits.pacedRate).toBeUndefined() // the client's lowering given back
     // 5 s on, 10 pages at once: its pace lets a few through, and the rest wait for turns.
@@ -258,13 +261,8 @@ describe("an export's own pace, while it holds the export's pages back (limiter.
 
 describe("an operation's own pace, as it is told (limiter.ts)", () => {
   it('is published on PACING_CHANNEL with its operation, logged once a lowering, and is what pacedRateOf gives for it while the client is unpaced', async () => {
-    const { limits, call, refuse, lines, events } = limiter()
-    refuse('list')
-    for (let i = 0; i < 5; i++) {
-      await vi.advanceTimersByTimeAsync(100)
-      const login = call('login')
-      limits.accepted(limits.sending(login), login)
-    }
+    const { limits, call, refusedBesideOthers, lines, events } = limiter()
+    await refusedBesideOthers('list', 'login')
     // Two pages sent together, both refused: one touch of the export's own limit, one lowering.
     const first = call('list')
     const second = call('list')
@@ -303,13 +301,8 @@ describe("an operation's own pace, as it is told (limiter.ts)", () => {
 
 describe("an export's verdict of its own, while its pace holds its pages back (limiter.ts, scope.ts)", () => {
   it('a page refused 70 s after the verdict, at a low share, is still its own while its pace holds pages back: the client is not lowered', async () => {
-    const { limits, call, refuse } = limiter()
-    refuse('list')
-    for (let i = 0; i < 5; i++) {
-      await vi.advanceTimersByTimeAsync(100)
-      const login = call('login')
-      limits.accepted(limits.sending(login), login)
-    }
+    const { limits, call, refuse, refusedBesideOthers } = limiter()
+    await refusedBesideOthers('list', 'login')
     refuse('list', '1')
     expect(limits.pacedRate).toBeUndefined()
     // 70 s of pages, 10 at a time every 5 s: its pace holds some back each time, and meets no 429.
