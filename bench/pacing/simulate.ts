@@ -304,8 +304,7 @@ async function simulate(
   let touches = 0
   const onPacing = (message: unknown): void => {
     const event = message as PacingEvent
-    // The client's lowerings: an operation's own pace (an event with `operation`) is not a touch of the key's limit.
-    if (event.reason !== 'lowered' || event.operation !== undefined) return
+    if (event.reason !== 'lowered') return
     touches++
     if (values.trace)
       console.log(

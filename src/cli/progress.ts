@@ -10,7 +10,7 @@ import { SingleBar } from 'cli-progress'
 export interface Progress {
   readonly done: number
   readonly total: number | undefined
-  /** Requests a second the client allows itself after a 429 (`client.pacedRate`); `undefined` while not paced. */
+  /** Requests a second the export's pages are paced at after a 429 (its iteration's `progress.pacedRate`: the client's rate, or their endpoint's own where lower); `undefined` while not paced. */
   readonly pacedRate?: number | undefined
 }
 

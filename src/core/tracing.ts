@@ -57,10 +57,7 @@ export interface RequestTrace {
  */
 export const PACING_CHANNEL = 'chat-service-sdk:pacing'
 
-/**
- * A change of a client's paced rate, or of one operation's own pace, published on
- * {@link PACING_CHANNEL}.
- */
+/** A change of a client's paced rate, published on {@link PACING_CHANNEL}. */
 export interface PacingEvent {
   /**
    * Why: `'lowered'` after a 429; `'raised'` while requests succeed (published when the rate has
@@ -68,18 +65,11 @@ export interface PacingEvent {
    * operation's own limit: docs/rate-limits.md); `'shared'` when another process's rate was taken
    * from the `rateLimitStore`, or a first estimate was raised to the store's count of what all
    * processes accepted; `'ended'` when pacing ends (no 429 for 5 minutes, or the lowerings given
-   * back were all there were; for an operation's own pace, 10 s without a 429 of its own while
-   * none of its batch requests waited for a turn).
+   * back were all there were).
    */
   readonly reason: 'lowered' | 'raised' | 'shared' | 'ended'
-  /** Requests per second the client (or {@link PacingEvent.operation}) allows itself now; `undefined` once pacing ended. */
+  /** Requests per second the client allows itself now; `undefined` once pacing ended. */
   readonly rate: number | undefined
-  /** The rate of the previous event (of the client, or of that operation), `undefined` when pacing starts. */
+  /** The rate of the previous event, `undefined` when pacing starts. */
   readonly previous: number | undefined
-  /**
-   * The operation paced on its own (`'conversations.messages.list'`, `'auth.issueToken'`): its
-   * 429s were judged its own limit's (docs/rate-limits.md, "A limit on one endpoint alone"), and
-   * `rate` is its own, within the client's. `undefined` for the client's rate.
-   */
-  readonly operation?: string | undefined
 }

@@ -78,8 +78,8 @@ export type MessageListNewParams = {
   onConversation?: ((conversation: Conversation) => void) | undefined
 }
 
-/** The operations a `listAll` or `listNew` sends: its `progress.pacedRate` is the pace of the slower. */
-const PAGE_OPERATIONS = [ENDPOINTS.listConversations.name, ENDPOINTS.listMessages.name]
+/** The operation of the message pages a `listAll` or `listNew` reads: its `progress.pacedRate` is their pace (the conversation list is read ahead, beside them). */
+const PAGE_OPERATIONS = [ENDPOINTS.listMessages.name]
 
 const limitSchema = madeOnce(() => z.number().int().min(1).max(MAX_LIMIT).optional())
 const concurrencySchema = madeOnce(() => z.number().int().min(1).max(64).optional())

@@ -214,7 +214,7 @@ describe("an operation's own pace (limiter.ts)", () => {
     expect(lines.filter((line) => line.includes('pacing: unpaced'))).toEqual([
       "chat-service-sdk: pacing: unpaced (the lowering by auth.issueToken's 429s given back: they are its own limit's)",
     ])
-    expect(events.filter((event) => event.operation === undefined).map((event) => [event.reason, event.rate === undefined])).toEqual([
+    expect(events.map((event) => [event.reason, event.rate === undefined])).toEqual([
       ['lowered', false],
       ['ended', true],
     ])
@@ -260,42 +260,59 @@ describe("an export's own pace, while it holds the export's pages back (limiter.
 })
 
 describe("an operation's own pace, as it is told (limiter.ts)", () => {
-  it('is published on PACING_CHANNEL with its operation, logged once a lowering, and is what pacedRateOf gives for it while the client is unpaced', async () => {
+  const OWN_LINE =
+    /^chat-service-sdk: pacing conversations\.messages\.list: ([\d.]+) requests\/s \(after a 429 of its own limit; the client's rate is not lowered\)$/
+
+  it('is logged once a lowering, is what pacedRateOf gives for its operation while the client is unpaced, and is not on PACING_CHANNEL', async () => {
     const { limits, call, refusedBesideOthers, lines, events } = limiter()
     await refusedBesideOthers('list', 'login')
-    // Two pages sent together, both refused: one touch of the export's own limit, one lowering.
+    // Two pages sent together, both refused: one touch of the export's own limit, one lowering, one line.
     const first = call('list')
     const second = call('list')
     const sentAt = limits.sending(first)
     limits.sending(second)
     limits.refused(first, tooMany('1'), sentAt)
     limits.refused(second, tooMany('1'), sentAt)
-    const own = events.filter((event) => event.operation !== undefined)
-    expect(own.map(({ reason, previous, operation }) => ({ reason, previous, operation }))).toEqual([
-      { reason: 'lowered', previous: undefined, operation: 'conversations.messages.list' },
-    ])
-    expect(own[0]!.rate).toBeGreaterThan(0)
-    expect(lines.filter((line) => line.startsWith('chat-service-sdk: pacing conversations.messages.list:'))).toEqual([
-      expect.stringMatching(
-        /^chat-service-sdk: pacing conversations\.messages\.list: [\d.]+ requests\/s \(after a 429 of its own limit; the client's rate is not lowered\)$/,
-      ),
-    ])
+    const own = lines.filter((line) => line.startsWith('chat-service-sdk: pacing conversations.messages.list:'))
+    expect(own).toEqual([expect.stringMatching(OWN_LINE)])
+    // PACING_CHANNEL carries the client's rate only: its lowering, and its end when it was given back.
+    expect(events.map((event) => event.reason)).toEqual(['lowered', 'ended'])
     // The client is unpaced (its lowering given back); the export's pages are paced at their own rate.
     expect(limits.pacedRate).toBeUndefined()
-    expect(limits.pacedRateOf(['conversations.list', 'conversations.messages.list'])).toBe(own[0]!.rate)
+    const ownRate = limits.pacedRateOf(['conversations.messages.list'])
+    expect(ownRate).toBeCloseTo(Number(OWN_LINE.exec(own[0]!)![1]), 0)
     expect(limits.pacedRateOf(['auth.issueToken'])).toBeUndefined()
-    // 11 s on, none of its pages held back: its pace ends, and that is told too.
+    // 11 s on, no call made since and none of its pages held back: no longer its pages' pace, though
+    // nothing ended it yet (that comes at its next call, and is logged then).
     await vi.advanceTimersByTimeAsync(11_000)
+    expect(limits.pacedRateOf(['conversations.messages.list'])).toBeUndefined()
     const page = admitted(limits, call('list'))
     await vi.advanceTimersByTimeAsync(0)
     expect(page.granted).toBe(true)
-    expect(events.filter((event) => event.operation !== undefined).at(-1)).toEqual({
-      reason: 'ended',
-      rate: undefined,
-      previous: own[0]!.rate,
-      operation: 'conversations.messages.list',
-    })
-    expect(limits.pacedRateOf(['conversations.messages.list'])).toBeUndefined()
+    expect(lines.at(-1)).toBe('chat-service-sdk: pacing conversations.messages.list: unpaced (no 429 of its own lately)')
+  })
+
+  it("pacedRateOf is the lower of the client's rate and the operation's own", async () => {
+    const { limits, call, refuse, refusedBesideOthers } = limiter()
+    // The client paced by a users' list 429 (a first 429 is the client's), after 50 of them accepted in 1 s.
+    for (let i = 0; i < 50; i++) {
+      await vi.advanceTimersByTimeAsync(20)
+      const users = call('users')
+      limits.accepted(limits.sending(users), users)
+    }
+    refuse('users')
+    expect(limits.pacedRate).toBeGreaterThan(10)
+    // 4 s on (that 429 out of the window), the message pages' own limit, judged (their 429s at half
+    // their answers, the login calls accepted): their own pace is below the client's, and is what
+    // pacedRateOf gives for them.
+    await vi.advanceTimersByTimeAsync(4_000)
+    await refusedBesideOthers('list', 'login')
+    refuse('list', '1')
+    const own = limits.pacedRateOf(['conversations.messages.list'])!
+    expect(limits.pacedRate).toBeDefined()
+    expect(own).toBeLessThan(limits.pacedRate!)
+    // For the login calls, the client's.
+    expect(limits.pacedRateOf(['auth.issueToken'])).toBe(limits.pacedRate)
   })
 })
 

@@ -181,7 +181,7 @@ export class RateLimits {
     let rate = this.pacedRate
     const now = this.#clock.now()
     for (const operation of operations) {
-      const own = this.#ownPaceLive(operation, now) ? this.#ownPaces.get(operation)?.rate(now) : undefined
+      const own = this.#ownPaceLive(operation, now) ? this.#ownPaces.get(operation)?.peekRate(now) : undefined
       if (own !== undefined && (rate === undefined || own < rate)) rate = own
     }
     return rate
@@ -276,7 +276,10 @@ export class RateLimits {
     const scope = this.#scopes.refused(call.request.operation, sentAt, now, {
       waitMs: waitMs ?? 0,
       othersWaitingSince,
-      paced: this.#ownPaceLive(call.request.operation, now),
+      // Only while its pace holds batch requests back (an export's pages): read from times alone, so
+      // that judging a 429 moves nothing (with the last 429's 10 s counted too, and the rate read,
+      // a login calls' pace beside a concurrency limit made the export 0.614 -> 0.353 over 1,800 s).
+      paced: this.#ownPaces.get(call.request.operation)?.heldBatchWithin(now, OWN_PACE_IDLE_MS) === true,
     })
     if (scope === 'operation') return this.#retryAlone(call, response, sentAt, now, waitMs)
     let refusal: Refusal
@@ -466,13 +469,14 @@ export class RateLimits {
   }
 
   /**
-   * Whether `operation` is paced on its own at `now`: its pace has a rate, and met a 429 of its own
-   * or held a batch request back within {@link OWN_PACE_IDLE_MS} (else `#ownTurn` ends it).
+   * Whether `operation` is paced on its own at `now`: its pace has a rate (read without ending it),
+   * and met a 429 of its own or held a batch request back within {@link OWN_PACE_IDLE_MS} (else
+   * `#ownTurn` ends it at the operation's next call).
    */
   #ownPaceLive(operation: string, now: number): boolean {
     const pace = this.#ownPaces.get(operation)
-    if (pace === undefined || pace.rate(now) === undefined) return false
-    return now - pace.refusedAt <= OWN_PACE_IDLE_MS || now - pace.batchHeldAt <= OWN_PACE_IDLE_MS
+    if (pace === undefined || pace.peekRate(now) === undefined) return false
+    return now - pace.refusedAt <= OWN_PACE_IDLE_MS || pace.heldBatchWithin(now, OWN_PACE_IDLE_MS)
   }
 
   /** Ends `operation`'s own pace (own-pace.ts), if it has one: its waiting calls go on. */
@@ -485,9 +489,9 @@ export class RateLimits {
   }
 
   /**
-   * Logs (at `info`) and publishes a change of `operation`'s own pace, as {@link RateLimits.#report}
-   * does the client's (a `'raised'` only once the rate has grown by a tenth since the last event),
-   * with `operation` on the event.
+   * Logs (at `info`) a change of `operation`'s own pace, as {@link RateLimits.#report} does the
+   * client's (a `'raised'` only once the rate has grown by a tenth since the last line). Not
+   * published on PACING_CHANNEL: its subscribers read each event's rate as the client's.
    */
   #reportOwn(
     operation: string,
@@ -501,8 +505,6 @@ export class RateLimits {
     if (reason === 'raised' && (previous === undefined || rate === undefined || rate < previous * (1 + REPORT_STEP))) return
     if (rate === undefined) this.#ownReported.delete(operation)
     else this.#ownReported.set(operation, rate)
-    const event: PacingEvent = { reason, rate, previous, operation }
-    if (pacingChannel.hasSubscribers) pacingChannel.publish(event)
     if (log?.enabled('info') !== true) return
     const shown = rate === undefined ? 'unpaced' : `${formatRate(rate)} requests/s`
     log.log('info', `pacing ${operation}: ${shown} (${because ?? 'while requests succeed'})`, {
@@ -526,7 +528,7 @@ export class RateLimits {
     // for minutes while the client ran at 440/s). The next 429 of its own paces it again. Not while
     // it holds batch requests back: then no 429 is what the pace is for, and an export whose pages
     // were let out all at once (16 in flight against its endpoint's 10/s) met 15 429s each time.
-    if (!this.#ownPaceLive(operation, now)) {
+    if (pace.rate(now) === undefined || !this.#ownPaceLive(operation, now)) {
       this.#endOwnPace(operation)
       return
     }

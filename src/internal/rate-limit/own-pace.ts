@@ -12,7 +12,7 @@
 import type { ReceivedResponse } from '../exchange.ts'
 import type { Clock, Priority } from './lanes.ts'
 import { Lanes, LocalTokens } from './lanes.ts'
-import { closedHoldMs, RateLearner, type Refusal } from './learner.ts'
+import { closedHoldMs, RateLearner, UNPACE_AFTER_MS, type Refusal } from './learner.ts'
 
 export class OperationPace {
   readonly #learner = new RateLearner()
@@ -46,6 +46,20 @@ export class OperationPace {
   end(): void {
     this.#ended = true
     this.#lanes.changed()
+  }
+
+  /**
+   * Its rate at `now` as {@link OperationPace.rate} gives it, but read without ending anything (the
+   * learner ends its rate when read {@link UNPACE_AFTER_MS} after the last 429): for a reader that
+   * only shows it (`progress.pacedRate`), whose reads must not move the pacing.
+   */
+  peekRate(now: number): number | undefined {
+    return this.#ended || now - this.#refusedAt > UNPACE_AFTER_MS ? undefined : this.#learner.rate(now)
+  }
+
+  /** Whether it held a batch request back within the last `ms` before `now` (nothing read but times). */
+  heldBatchWithin(now: number, ms: number): boolean {
+    return !this.#ended && this.#batchHeldAt > 0 && now - this.#batchHeldAt <= ms
   }
 
   /** Whether a request may go now (no await); else the caller awaits {@link OperationPace.wait}. */
