@@ -255,12 +255,12 @@ export class RequestPipeline {
   }
 
   /**
-   * The rate requests of `operations` are paced at, in requests/s: the client's (`client.pacedRate`),
-   * or one operation's own pace where that is lower (a limit of its endpoint alone); `undefined`
+   * The rate requests of `operation` are paced at, in requests/s: the client's (`client.pacedRate`),
+   * or the operation's own pace where that is lower (a limit of its endpoint alone); `undefined`
    * while neither paces them. What a list's `progress.pacedRate` shows.
    */
-  pacedRateOf(operations: readonly string[]): number | undefined {
-    return this.#transport.pacedRateOf(operations)
+  pacedRateOf(operation: string): number | undefined {
+    return this.#transport.pacedRateOf(operation)
   }
 
   /** Logs at `warn` for an operation that reports something without failing (a conversation `listAll` skipped). */

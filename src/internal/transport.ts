@@ -280,9 +280,9 @@ export class Transport {
     return this.#limits.pacedRate
   }
 
-  /** Requests per second requests of `operations` may be sent at now: the client's rate, or an operation's own pace where lower (rate-limit/limiter.ts). */
-  pacedRateOf(operations: readonly string[]): number | undefined {
-    return this.#limits.pacedRateOf(operations)
+  /** Requests per second requests of `operation` may be sent at now: the client's rate, or the operation's own pace where lower (rate-limit/limiter.ts). */
+  pacedRateOf(operation: string): number | undefined {
+    return this.#limits.pacedRateOf(operation)
   }
 
   /**

@@ -78,9 +78,6 @@ export type MessageListNewParams = {
   onConversation?: ((conversation: Conversation) => void) | undefined
 }
 
-/** The operation of the message pages a `listAll` or `listNew` reads: its `progress.pacedRate` is their pace (the conversation list is read ahead, beside them). */
-const PAGE_OPERATIONS = [ENDPOINTS.listMessages.name]
-
 const limitSchema = madeOnce(() => z.number().int().min(1).max(MAX_LIMIT).optional())
 const concurrencySchema = madeOnce(() => z.number().int().min(1).max(64).optional())
 
@@ -276,7 +273,8 @@ export class ConversationMessages {
           { conversations, messages },
         )
       },
-      pacedRate: () => this.#pipeline.pacedRateOf(PAGE_OPERATIONS),
+      // The message pages' pace (the conversation list is read ahead, beside them).
+      pacedRate: () => this.#pipeline.pacedRateOf(ENDPOINTS.listMessages.name),
     })
   }
 
@@ -364,7 +362,8 @@ export class ConversationMessages {
       onConversation: valid.onConversation,
       unstable: (report) => unstableList(`${operation} (the messages of a conversation)`, report),
       describe: describeRepairs,
-      pacedRate: () => this.#pipeline.pacedRateOf(PAGE_OPERATIONS),
+      // The message pages' pace (the conversation list is read ahead, beside them).
+      pacedRate: () => this.#pipeline.pacedRateOf(ENDPOINTS.listMessages.name),
     })
   }
 

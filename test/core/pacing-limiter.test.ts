@@ -279,13 +279,13 @@ describe("an operation's own pace, as it is told (limiter.ts)", () => {
     expect(events.map((event) => event.reason)).toEqual(['lowered', 'ended'])
     // The client is unpaced (its lowering given back); the export's pages are paced at their own rate.
     expect(limits.pacedRate).toBeUndefined()
-    const ownRate = limits.pacedRateOf(['conversations.messages.list'])
+    const ownRate = limits.pacedRateOf('conversations.messages.list')
     expect(ownRate).toBeCloseTo(Number(OWN_LINE.exec(own[0]!)![1]), 0)
-    expect(limits.pacedRateOf(['auth.issueToken'])).toBeUndefined()
+    expect(limits.pacedRateOf('auth.issueToken')).toBeUndefined()
     // 11 s on, no call made since and none of its pages held back: no longer its pages' pace, though
     // nothing ended it yet (that comes at its next call, and is logged then).
     await vi.advanceTimersByTimeAsync(11_000)
-    expect(limits.pacedRateOf(['conversations.messages.list'])).toBeUndefined()
+    expect(limits.pacedRateOf('conversations.messages.list')).toBeUndefined()
     const page = admitted(limits, call('list'))
     await vi.advanceTimersByTimeAsync(0)
     expect(page.granted).toBe(true)
@@ -308,11 +308,11 @@ describe("an operation's own pace, as it is told (limiter.ts)", () => {
     await vi.advanceTimersByTimeAsync(4_000)
     await refusedBesideOthers('list', 'login')
     refuse('list', '1')
-    const own = limits.pacedRateOf(['conversations.messages.list'])!
+    const own = limits.pacedRateOf('conversations.messages.list')!
     expect(limits.pacedRate).toBeDefined()
     expect(own).toBeLessThan(limits.pacedRate!)
     // For the login calls, the client's.
-    expect(limits.pacedRateOf(['auth.issueToken'])).toBe(limits.pacedRate)
+    expect(limits.pacedRateOf('auth.issueToken')).toBe(limits.pacedRate)
   })
 })
 

@@ -173,18 +173,13 @@ export class RateLimits {
   }
 
   /**
-   * Requests per second a request of any of `operations` may be sent at now: the client's paced
-   * rate, or the operation's own pace where that is lower (own-pace.ts); `undefined` while neither
-   * paces them.
+   * Requests per second a request of `operation` may be sent at now: the client's paced rate, or
+   * the operation's own pace where that is lower (own-pace.ts); `undefined` while neither paces it.
    */
-  pacedRateOf(operations: readonly string[]): number | undefined {
-    let rate = this.pacedRate
-    const now = this.#clock.now()
-    for (const operation of operations) {
-      const own = this.#ownPaceLive(operation, now) ? this.#ownPaces.get(operation)?.peekRate(now) : undefined
-      if (own !== undefined && (rate === undefined || own < rate)) rate = own
-    }
-    return rate
+  pacedRateOf(operation: string): number | undefined {
+    const rate = this.pacedRate
+    const own = this.#ownPaceRate(operation, this.#clock.now())
+    return own !== undefined && (rate === undefined || own < rate) ? own : rate
   }
 
   /** Requests per second the client allows itself now, or `undefined` while it is not paced. */
@@ -469,14 +464,14 @@ export class RateLimits {
   }
 
   /**
-   * Whether `operation` is paced on its own at `now`: its pace has a rate (read without ending it),
-   * and met a 429 of its own or held a batch request back within {@link OWN_PACE_IDLE_MS} (else
-   * `#ownTurn` ends it at the operation's next call).
+   * The rate `operation` is paced at on its own at `now` (read without ending anything), while its
+   * pace has met a 429 of its own or held a batch request back within {@link OWN_PACE_IDLE_MS};
+   * else `undefined` (and `#ownTurn` ends the pace at the operation's next call).
    */
-  #ownPaceLive(operation: string, now: number): boolean {
+  #ownPaceRate(operation: string, now: number): number | undefined {
     const pace = this.#ownPaces.get(operation)
-    if (pace === undefined || pace.peekRate(now) === undefined) return false
-    return now - pace.refusedAt <= OWN_PACE_IDLE_MS || pace.heldBatchWithin(now, OWN_PACE_IDLE_MS)
+    if (pace === undefined || (now - pace.refusedAt > OWN_PACE_IDLE_MS && !pace.heldBatchWithin(now, OWN_PACE_IDLE_MS))) return undefined
+    return pace.peekRate(now)
   }
 
   /** Ends `operation`'s own pace (own-pace.ts), if it has one: its waiting calls go on. */
@@ -528,7 +523,7 @@ export class RateLimits {
     // for minutes while the client ran at 440/s). The next 429 of its own paces it again. Not while
     // it holds batch requests back: then no 429 is what the pace is for, and an export whose pages
     // were let out all at once (16 in flight against its endpoint's 10/s) met 15 429s each time.
-    if (pace.rate(now) === undefined || !this.#ownPaceLive(operation, now)) {
+    if (this.#ownPaceRate(operation, now) === undefined) {
       this.#endOwnPace(operation)
       return
     }

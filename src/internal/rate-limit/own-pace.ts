@@ -26,7 +26,11 @@ export class OperationPace {
   /** "Closed" 429s in a row (none accepted since the rate was lowered), and when the last came. */
   #closedStreak = 0
   #closedAt = 0
-  /** When a batch request last found no turn free at this pace (ms since the epoch; 0: never). */
+  /**
+   * When a batch request last found no turn free at this pace (ms since the epoch; 0: never): while
+   * that is recent, the pace is what keeps an export under its operation's limit, however long ago
+   * its last 429 came (limiter.ts does not end it then).
+   */
   #batchHeldAt = 0
 
   constructor(clock: Clock) {
@@ -67,15 +71,6 @@ export class OperationPace {
     if (this.#lanes.tryTake(priority)) return true
     if (priority === 'batch') this.#batchHeldAt = this.#clock.now()
     return false
-  }
-
-  /**
-   * When a batch request last found no turn free and had to wait (ms since the epoch; 0: never):
-   * while that is recent, the pace is what keeps an export under its operation's limit, however
-   * long ago its last 429 came (limiter.ts does not end it then).
-   */
-  get batchHeldAt(): number {
-    return this.#batchHeldAt
   }
 
   /** Waits for the operation's turn (see `Lanes.wait`): `false` when `limitMs` passed first. */
