@@ -82,11 +82,12 @@ describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
       const job = await shardJobs.getJob(jobId)
       expect(job?.stalledCounter).toBe(1)
       // Picked up within the bound README.md states: lockDuration (3 s here) + stalledInterval (1 s),
-      // and 1 s for timers of a loaded machine. BullMQ's defaults (30 s + 30 s) took up to a minute.
+      // and 3 s for the timers of a loaded machine (CI runs this beside seven other test files and the
+      // workers' own processes, on 2 cores). BullMQ's defaults (30 s + 30 s) took up to a minute.
       // processedOn: when the resumed attempt began (the worker's clock, the same machine's).
       const pickedUpAfter = (job?.processedOn ?? Number.POSITIVE_INFINITY) - killedAt
       expect(pickedUpAfter).toBeGreaterThan(0)
-      expect(pickedUpAfter, `picked up ${pickedUpAfter} ms after the kill`).toBeLessThanOrEqual(3_000 + 1_000 + 1_000)
+      expect(pickedUpAfter, `picked up ${pickedUpAfter} ms after the kill`).toBeLessThanOrEqual(3_000 + 1_000 + 3_000)
 
       await expectExactly(out, 'n1', reference, kit.allOutput)
 

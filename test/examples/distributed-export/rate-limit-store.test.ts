@@ -11,7 +11,7 @@ const kit = useDistributedExport()
 describe('examples/distributed-export: BullMQ workers on a real Redis', () => {
   it(
     'a 429 one worker meets pauses every worker through the Redis store (and only its own worker without it)',
-    { timeout: 60_000 },
+    { timeout: 120_000 },
     async () => {
       // 600 conversations at 50 ms a request: some 2 s of work for 16 requests in flight, so that
       // without the store the other workers are still sending while the one that met the 429 waits.
