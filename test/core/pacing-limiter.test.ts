@@ -36,7 +36,13 @@ function limiter() {
   vi.useFakeTimers({ now: T0 })
   const redactor = new Redactor('test-key-secret')
   const lines: string[] = []
-  const log = new SdkLogger({ debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} }, 'info', redactor)
+  /** The fields of each `info` line, by its index in `lines`. */
+  const fields: (Record<string, unknown> | undefined)[] = []
+  const info = (message: string, at?: Record<string, unknown>): void => {
+    lines.push(message)
+    fields.push(at)
+  }
+  const log = new SdkLogger({ debug() {}, info, warn() {}, error() {} }, 'info', redactor)
   const options = { log, rateLimitPause: 'wait', maxRetries: 2 } as unknown as ResolvedOptions
   const limits = new RateLimits({ store: undefined, pacing: 'adaptive', redactor })
   /** A call of `operation`: login calls are interactive, the two lists batch (an export's pages), unless `priority` says otherwise. */
@@ -78,7 +84,7 @@ function limiter() {
       limits.accepted(limits.sending(accepted), accepted)
     }
   }
-  return { limits, call, refuse, refusedBesideOthers, lines, events }
+  return { limits, call, refuse, refusedBesideOthers, lines, fields, events }
 }
 
 function tooMany(retryAfter?: string): ReceivedResponse {
@@ -290,6 +296,35 @@ describe("an operation's own pace, as it is told (limiter.ts)", () => {
     await vi.advanceTimersByTimeAsync(0)
     expect(page.granted).toBe(true)
     expect(lines.at(-1)).toBe('chat-service-sdk: pacing conversations.messages.list: unpaced (no 429 of its own lately)')
+  })
+
+  it('is logged raised once it has risen by a tenth since its last line, not at each rise', async () => {
+    const { limits, call, refuse, refusedBesideOthers, lines, fields } = limiter()
+    await refusedBesideOthers('list', 'login')
+    refuse('list', '1')
+    // 90 s of an export asking for a page each 50 ms (more than its pace gives: pages wait for
+    // turns, so the pace holds on), each page accepted as soon as it is sent: the pace climbs.
+    for (let t = 0; t < 90_000; t += 50) {
+      const page = call('list')
+      const answer = (): void => {
+        limits.accepted(limits.sending(page), page)
+      }
+      const turn = limits.admit(page)
+      if (turn === undefined) answer()
+      else void turn.then(answer, () => undefined)
+      await vi.advanceTimersByTimeAsync(50)
+    }
+    // The export's own lines: why, and the rate each gives (its `pacedRate` field, unrounded).
+    const own = lines.flatMap((line, i) => {
+      const match = /^chat-service-sdk: pacing conversations\.messages\.list: [\d.]+ requests\/s \((.*)\)$/.exec(line)
+      return match === null ? [] : [{ why: match[1], rate: fields[i]?.['pacedRate'] as number }]
+    })
+    expect(own[0]?.why).toBe("after a 429 of its own limit; the client's rate is not lowered")
+    const raised = own.slice(1)
+    expect(raised.length).toBeGreaterThanOrEqual(2)
+    expect(raised.every((line) => line.why === 'while requests succeed')).toBe(true)
+    // Each line a tenth above the one before it.
+    for (let i = 1; i < own.length; i++) expect(own[i]!.rate).toBeGreaterThanOrEqual(own[i - 1]!.rate * 1.1)
   })
 
   it("pacedRateOf is the lower of the client's rate and the operation's own", async () => {
