@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ChatServiceClient, InternalServerError, type Message } from 'chat-service-sdk'
+import { until } from '../helpers/loopback.ts'
 
 const PAGES = 10
 const LIMIT = 5
@@ -153,10 +154,12 @@ describe('prefetch', () => {
     const w = await wire({ delay: (page) => (page === 1 ? 5 : 5_000) })
     const started = performance.now()
     for await (const message of w.client.conversations.messages.list('c1', { limit: LIMIT }, { prefetch: 3 })) {
-      await sleep(20) // the consumer works on page 1 while pages 2-4 reach the server
+      // The consumer works on page 1 until pages 2-4 have reached the server (evidence, not a sleep:
+      // on a loaded machine 60 ms of sleeps could end before they were sent).
+      await until(() => [2, 3, 4].every((page) => w.asked.includes(page)))
       if (message.id === 'm2') break
     }
-    await sleep(100) // let the aborts reach the server
+    await until(() => w.aborted.length >= 3) // the aborts reach the server (a close crosses the loopback)
     expect(performance.now() - started).toBeLessThan(4_000) // did not wait for the 5 s pages
     expect(w.asked.sort()).toEqual([1, 2, 3, 4])
     expect(w.aborted.sort()).toEqual([2, 3, 4])
@@ -191,10 +194,12 @@ describe('prefetch', () => {
         // consume
       }
     })()
-    await sleep(100)
+    // Pages 2 and 3 prefetched: they have reached the server (evidence, not a sleep: a 100 ms sleep
+    // ended before they were sent once, in a loaded CI run).
+    await until(() => w.asked.includes(2) && w.asked.includes(3))
     controller.abort()
     await expect(iteration).rejects.toMatchObject({ name: 'APIUserAbortError' })
-    await sleep(50)
+    await until(() => w.aborted.length >= 2) // the aborts reach the server (a close crosses the loopback)
     expect(w.aborted.sort()).toEqual([2, 3])
   })
 })
