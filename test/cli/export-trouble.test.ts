@@ -89,7 +89,7 @@ function expectNoStack(ran: Ran): void {
   expect(ran.stderr).not.toMatch(/\n\s+at |Cannot call write after a stream was destroyed|Unhandled|ERR_STREAM/)
 }
 
-describe('export on a full disk', { timeout: 60_000 }, () => {
+describe('export on a full disk', { timeout: 120_000 }, () => {
   it('full from the start: exit 1 naming the lock file of the output and ENOSPC, nothing left behind; with room, the next run exports at once', async () => {
     const service = await serve()
     const dir = smallDisk('size=64k')
@@ -157,7 +157,7 @@ describe('export on a full disk', { timeout: 60_000 }, () => {
   })
 })
 
-describe('export --out - (stdout) and other streams', { timeout: 60_000 }, () => {
+describe('export --out - (stdout) and other streams', { timeout: 120_000 }, () => {
   it('--out -: every message on stdout, said not to be resumable, no file made', async () => {
     const service = await serve()
     const before = readdirSync(kit.installed().dir)

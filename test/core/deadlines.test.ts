@@ -464,7 +464,8 @@ describe('aborts keep their reason', () => {
     expect((error as APIUserAbortError).cause).toBe(reason)
 
     server.respond(() => ({ status: 503, headers: { 'retry-after': '20' }, body: 'busy' }))
-    const waiting = await rejection(client.agents.list({}, { signal: AbortSignal.timeout(300) }))
+    // 2 s: the 503 is back and its 20 s wait begun when the signal fires (300 ms left a loaded machine no room).
+    const waiting = await rejection(client.agents.list({}, { signal: AbortSignal.timeout(2_000) }))
     expect(waiting).toBeInstanceOf(APIUserAbortError)
     expect((waiting as APIUserAbortError).message).toContain('while waiting 20000 ms to retry')
     expect(((waiting as APIUserAbortError).cause as Error).name).toBe('TimeoutError')

@@ -240,4 +240,4 @@ it('@typescript-eslint/no-floating-promises at its defaults flags a forgotten ca
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
-}, 60_000)
+}, 120_000)

@@ -82,7 +82,7 @@ async function ids(): Promise<string[]> {
 
 it(
   'runs as each pod of the Indexed Job: every message once, a killed pod resumes, the next run only the new',
-  { timeout: 60_000 },
+  { timeout: 120_000 },
   async () => {
     await mkdir(join(dir, 'data'))
     // Pod 0 is killed once its state file holds a checkpoint (the worker saves every second: 120 ms a

@@ -39,13 +39,14 @@ function makeClient(options: Partial<ClientOptions>): ChatServiceClient {
 
 describe('a client under overload', () => {
   it('100 calls behind 4 sockets, timeout shorter than the queue: the server receives at most 1.05 requests per call', async () => {
-    // Each answer takes 20 ms; 100 calls on 4 sockets queue for about 500 ms, over the 200 ms timeout.
+    // Each answer takes 50 ms; 100 calls on 4 sockets queue for about 1,250 ms, over the 500 ms
+    // timeout (which leaves a request in flight 450 ms of room for a loaded machine's late timers).
     server.respond(async () => {
-      await sleep(20)
+      await sleep(50)
       return json(200, page())
     })
     const calls = 100
-    const client = makeClient({ connections: 4, timeout: 200 }) // maxRetries: the default, 2
+    const client = makeClient({ connections: 4, timeout: 500 }) // maxRetries: the default, 2
 
     const results = await Promise.allSettled(Array.from({ length: calls }, () => client.agents.list()))
 
@@ -62,14 +63,15 @@ describe('a client under overload', () => {
   })
 
   it('a request sent after a long wait in the queue gets its whole timeout: sent once, answered', async () => {
-    // One socket. The first request is answered after 700 ms of a 1,000 ms timeout; the second
-    // waits those 700 ms in the queue, then takes 400 ms: 1,100 ms after it was queued, 400 ms
-    // after it was sent. Counted from the queue, it timed out after the server had it, and was sent again.
-    server.respond(async (request) => {
-      await sleep(server.requests.indexOf(request) === 0 ? 700 : 400)
+    // One socket. The first request is answered after 1,200 ms of a 2,000 ms timeout; the second
+    // waits those 1,200 ms in the queue, then takes 1,200 ms: 2,400 ms after it was queued, 1,200 ms
+    // after it was sent. Counted from the queue, it timed out after the server had it, and was sent
+    // again. (Each answer 800 ms inside its timeout: room for a loaded machine's late timers.)
+    server.respond(async () => {
+      await sleep(1_200)
       return json(200, page())
     })
-    const client = makeClient({ connections: 1, timeout: 1_000 })
+    const client = makeClient({ connections: 1, timeout: 2_000 })
 
     const [first, second] = await Promise.all([client.agents.list(), client.agents.list()])
 

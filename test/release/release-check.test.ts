@@ -144,7 +144,7 @@ describe('the API against the last release', () => {
     expect(ran.output).toContain('- Breaking (`ChatServiceClient.rateLimitedUntil`)')
     // A child process that loads TypeScript and api-extractor: 3-5 s, over 20 s once at the suite's
     // start beside a helper's simulations (the bound is for a hang, not for the machine's load).
-  }, 60_000)
+  }, 120_000)
 
   it('with a "Breaking" entry naming it: passes between releases and says the next release must be 0.4.0', async () => {
     const dir = copyAtRelease()

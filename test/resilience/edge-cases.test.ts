@@ -3,7 +3,6 @@
 // close() ends retry waits, ids must be well-formed Unicode, Retry-After parsing, error bodies over
 // the cap, base URL forms, clean error causes, nested token redaction, frozen retry statuses, and
 // the bound agent of a token.
-import { setTimeout as sleep } from 'node:timers/promises'
 import { inspect } from 'node:util'
 import { MockAgent, type Dispatcher } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,6 +19,7 @@ import { RETRYABLE_STATUSES } from '../../src/core/retry.ts'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../../src/core/retry.ts'
 import { backoffDelay, serverRequestedDelay } from '../../src/internal/retry-policy.ts'
+import { until } from '../helpers/loopback.ts'
 
 const seed = generateDataset({ seed: 3, agents: 2, customerUsers: 5, conversations: 2, messages: 10 })
 const key = seed.companies[0]!.keys[0]!
@@ -87,13 +87,15 @@ describe('promises and lifecycle', () => {
 
   it('close() during a retry wait rejects the call at once with ChatServiceError', async () => {
     fake.failNext(1, { status: 503, headers: { 'retry-after': '30' } })
-    const c = client()
+    const lines: string[] = []
+    const c = client({ logLevel: 'info', logger: { debug() {}, info: (line: string) => lines.push(line), warn() {}, error() {} } })
     // Handled before anything else is awaited: a call is a promise (issue 18).
     const pending = c.agents.list().then(
       () => undefined,
       (e: unknown) => e,
     )
-    await sleep(100)
+    // Closed once the retry wait has begun (logged just before it; a 100 ms sleep could end first on a loaded machine).
+    await until(() => lines.some((line) => line.includes('retrying in 30000 ms')))
     const started = performance.now()
     await c.close()
     const error = await pending

@@ -18,6 +18,7 @@ import {
   ResponseValidationError,
 } from 'chat-service-sdk'
 import { createFakeChatService, generateDataset, type FakeServerHandle } from 'chat-service-sdk/testing'
+import { until } from '../helpers/loopback.ts'
 import { acceptSome } from '../helpers/pacing.ts'
 import { sdkBundleUrl } from '../helpers/sdk-bundle.ts'
 
@@ -280,16 +281,17 @@ describe('bad responses', () => {
 
 describe('cancellation', () => {
   it("the caller's signal aborts a request in flight at once: APIUserAbortError, no retry", async () => {
-    fake.failNext(1, { delayMs: 2_000 })
+    fake.failNext(1, { delayMs: 10_000 })
     const controller = new AbortController()
     const pending = client().agents.list({}, { signal: controller.signal })
-    setTimeout(() => {
-      controller.abort()
-    }, 50)
+    // Aborted once the request is in flight (it has reached the fake; a 50 ms timer once fired
+    // before it was sent, on a loaded machine).
+    await until(() => attempts() === 1)
     const started = performance.now()
+    controller.abort()
     const error = await failure(pending)
     expect(error).toBeInstanceOf(APIUserAbortError)
-    expect(performance.now() - started).toBeLessThan(1_500)
+    expect(performance.now() - started).toBeLessThan(5_000) // not the 10 s the fake holds it
     expect(attempts()).toBe(1)
   })
 
@@ -297,9 +299,9 @@ describe('cancellation', () => {
     fake.failNext(1, { status: 503, headers: { 'retry-after': '30' } })
     const controller = new AbortController()
     const pending = client().agents.list({}, { signal: controller.signal })
-    setTimeout(() => {
-      controller.abort()
-    }, 200)
+    // Aborted once the retry wait has begun (logged just before it), not after a 200 ms timer.
+    await until(() => logLines.some((line) => line.includes('retrying in 30000 ms')))
+    controller.abort()
     const error = await failure(pending)
     expect(error).toBeInstanceOf(APIUserAbortError)
     expect(attempts()).toBe(1)
@@ -342,7 +344,7 @@ describe('cancellation', () => {
     expect(JSON.parse(stdout)).toEqual({ ok: true, aborted: 'APIUserAbortError', timedOut: 'APITimeoutError' })
     // Without close(), idle keep-alive sockets must not hold the process; the 50 s retry wait and 30 s response did not.
     expect(performance.now() - started).toBeLessThan(20_000)
-  })
+  }, 30_000) // past the child's 20 s guard, so that a child held alive fails with the guard's message
 })
 
 describe('secret hygiene', () => {
