@@ -322,7 +322,7 @@ describe("an operation's own pace", () => {
   it("holds its calls for its 429's Retry-After, and says what is left of the hold and which 429 started it", () => {
     const clock = manualClock(T0)
     const pace = new OperationPace(clock)
-    pace.refused(T0 - 10, T0, 1_000, THE_429)
+    pace.refused(T0 - 10, T0, 1_000, THE_429, 'interactive')
     expect(pace.heldFor(T0 + 400)).toEqual({ ms: 600, response: THE_429 })
     clock.at = T0 + 999
     expect(pace.tryTake('interactive')).toBe(false) // held for the Retry-After
@@ -333,18 +333,37 @@ describe("an operation's own pace", () => {
     expect(pace.tryTake('interactive')).toBe(true)
   })
 
+  it("an export's pages after a hold: nothing saved up while it lasted, so they go at the pace, not at once; login calls keep what was saved", () => {
+    const clock = manualClock(T0)
+    const pages = new OperationPace(clock)
+    // Held 10 s by a page's 429, at the least rate (a token each 2 s; a batch request needs 2, one
+    // being the interactive reserve): the bucket would have filled to its 3 during the hold.
+    pages.refused(T0 - 10, T0, 10_000, THE_429, 'batch')
+    clock.at = T0 + 10_000
+    expect(pages.tryTake('batch')).toBe(false) // not at the hold's end (two went at once before)
+    clock.at = T0 + 12_000
+    expect(pages.tryTake('batch')).toBe(true) // a turn after it
+    expect(pages.tryTake('batch')).toBe(false) // one, not two
+    // A login call's 429 (interactive): its bucket is kept, so the calls waiting go at the hold's end.
+    const logins = new OperationPace(clock)
+    logins.refused(T0 + 11_990, T0 + 12_000, 10_000, THE_429, 'interactive')
+    clock.at = T0 + 22_000
+    expect(logins.tryTake('interactive')).toBe(true)
+    expect(logins.tryTake('interactive')).toBe(true)
+  })
+
   it('refused with nothing accepted since it was lowered: held 250 ms, then 500 ms, doubling (a closed window), not probed into', () => {
     const clock = manualClock(T0)
     const pace = new OperationPace(clock)
-    pace.refused(T0 - 10, T0, 0, THE_429)
+    pace.refused(T0 - 10, T0, 0, THE_429, 'interactive')
     clock.at = T0 + 200
     pace.sent(T0 + 200)
-    pace.refused(T0 + 200, T0 + 210, 0, THE_429)
+    pace.refused(T0 + 200, T0 + 210, 0, THE_429, 'interactive')
     clock.at = T0 + 459
     expect(pace.tryTake('interactive')).toBe(false)
     clock.at = T0 + 700
     pace.sent(T0 + 700)
-    pace.refused(T0 + 700, T0 + 710, 0, THE_429)
+    pace.refused(T0 + 700, T0 + 710, 0, THE_429, 'interactive')
     clock.at = T0 + 1_209
     expect(pace.tryTake('interactive')).toBe(false)
   })

@@ -54,8 +54,11 @@ export interface TokenSource {
   take(priority: Priority, now: number): boolean
   /** When (ms since the epoch) a token for `priority` may be there, as far as is known now. */
   nextAt(priority: Priority, now: number): number
-  /** Throws away the tokens there are (after a 429: the service has none for us). */
-  drain(now: number): void
+  /**
+   * Throws away the tokens there are (after a 429: the service has none for us). With `until` (ms
+   * since the epoch, the end of a hold): at `until` one token, and none piled up while it lasted.
+   */
+  drain(now: number, until?: number): void
 }
 
 /** A bucket refilled at `rateOf(now)` tokens a second: the process's own pacing. */
@@ -80,12 +83,16 @@ export class LocalTokens implements TokenSource {
   nextAt(priority: Priority, now: number): number {
     const rate = this.#refill(now)
     const floor = priority === 'interactive' ? 1 : reserveOf(rate) + 1
-    return now + Math.max(0, ((floor - this.#tokens) * 1000) / rate)
+    // From `#at`, which a drain with `until` may have set after now.
+    return this.#at + Math.max(0, ((floor - this.#tokens) * 1000) / rate)
   }
 
-  drain(now: number): void {
+  drain(now: number, until = now): void {
     this.#refill(now)
-    this.#tokens = 0
+    // At the end of a hold, one token (the service has refilled at least one over the wait it asked
+    // for): an interactive request may go at once, the rest at the rate, nothing saved up during it.
+    this.#tokens = until > now ? 1 : 0
+    this.#at = Math.max(this.#at, until)
   }
 
   #refill(now: number): number {
@@ -202,9 +209,12 @@ export class Lanes {
     this.#reschedule()
   }
 
-  /** After a 429: the tokens there are are thrown away, and waiters wait for new ones. */
-  drain(): void {
-    this.#source.drain(this.#clock.now())
+  /**
+   * After a 429: the tokens there are are thrown away, and waiters wait for new ones; with `until`,
+   * for ones that come after it (see {@link TokenSource.drain}).
+   */
+  drain(until?: number): void {
+    this.#source.drain(this.#clock.now(), until)
     this.#reschedule()
   }
 

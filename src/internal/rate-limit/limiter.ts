@@ -320,7 +320,7 @@ export class RateLimits {
     }
     // Told when its rate is lowered: not again for each 429 of the same touch (16 pages in flight
     // refused at once wrote 16 lines).
-    if (pace.refused(sentAt, now, waitMs ?? 0, response) === 'lowered')
+    if (pace.refused(sentAt, now, waitMs ?? 0, response, call.priority) === 'lowered')
       this.#reportOwn(operation, pace, 'lowered', call.options.log, "after a 429 of its own limit; the client's rate is not lowered")
     let restored = false
     const sharesRate = this.#store?.take !== undefined

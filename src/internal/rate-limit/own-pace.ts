@@ -93,11 +93,11 @@ export class OperationPace {
   }
 
   /**
-   * A 429 of the operation's own limit (`response`), asking for `waitMs` (0 without
-   * `Retry-After`): lowers its rate and holds it for the wait. Says what it did to the rate
-   * (`'lowered'`; or `'stale'`, `'closed'`: see `Refusal`).
+   * A 429 of the operation's own limit (`response`, to a request of `priority`), asking for
+   * `waitMs` (0 without `Retry-After`): lowers its rate and holds it for the wait. Says what it did
+   * to the rate (`'lowered'`; or `'stale'`, `'closed'`: see `Refusal`).
    */
-  refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse): Refusal['kind'] {
+  refused(sentAt: number, now: number, waitMs: number, response: ReceivedResponse, priority: Priority): Refusal['kind'] {
     this.#refusedAt = now
     const refusal = this.#learner.refused(sentAt, now, waitMs)
     let holdMs = waitMs
@@ -113,6 +113,12 @@ export class OperationPace {
     if (holdMs > 0) {
       this.#learner.paused(now, holdMs)
       this.#lanes.hold(now + holdMs)
+      // An export's pages: no tokens pile up while held, so from its end they go at the pace.
+      // A bucket filled over a 1 s hold let 2 pages out at once against a limit with no burst: a
+      // 429, another hold, the rate lowered again (4.6 -> 3.8 -> 3.2 -> 2.7 requests/s, a second
+      // apart, in the simulation), and the export read a third of its endpoint's limit. Not for
+      // interactive calls (login calls' own limit): the bucket kept, their waits were as before.
+      if (priority === 'batch') this.#lanes.drain(now + holdMs)
       if (now + holdMs > (this.#held?.until ?? 0)) this.#held = { until: now + holdMs, response }
     }
     return refusal.kind
