@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { ReceivedResponse } from '../../src/internal/exchange.ts'
-import type { Clock } from '../../src/internal/rate-limit/lanes.ts'
+import { LocalTokens, type Clock } from '../../src/internal/rate-limit/lanes.ts'
 import { RateLearner } from '../../src/internal/rate-limit/learner.ts'
 import { OperationPace } from '../../src/internal/rate-limit/own-pace.ts'
 import { FORGET_MS, KEPT_MS, LimitScopes, MIN_OTHERS_ACCEPTED, untestedAfterMs, WINDOW_MS } from '../../src/internal/rate-limit/scope.ts'
@@ -341,13 +341,13 @@ describe("an operation's own pace", () => {
     pages.refused(T0 - 10, T0, 10_000, THE_429, 'batch')
     clock.at = T0 + 10_000
     expect(pages.tryTake('batch')).toBe(false) // not at the hold's end (two went at once before)
-    clock.at = T0 + 12_000
-    expect(pages.tryTake('batch')).toBe(true) // a turn after it
+    clock.at = T0 + 14_000
+    expect(pages.tryTake('batch')).toBe(true) // the bucket filled from empty at the hold's end
     expect(pages.tryTake('batch')).toBe(false) // one, not two
     // A login call's 429 (interactive): its bucket is kept, so the calls waiting go at the hold's end.
     const logins = new OperationPace(clock)
-    logins.refused(T0 + 11_990, T0 + 12_000, 10_000, THE_429, 'interactive')
-    clock.at = T0 + 22_000
+    logins.refused(T0 + 13_990, T0 + 14_000, 10_000, THE_429, 'interactive')
+    clock.at = T0 + 24_000
     expect(logins.tryTake('interactive')).toBe(true)
     expect(logins.tryTake('interactive')).toBe(true)
   })
@@ -366,5 +366,27 @@ describe("an operation's own pace", () => {
     pace.refused(T0 + 700, T0 + 710, 0, THE_429, 'interactive')
     clock.at = T0 + 1_209
     expect(pace.tryTake('interactive')).toBe(false)
+  })
+})
+
+describe('a bucket drained until the end of a hold (lanes.ts LocalTokens.drain)', () => {
+  it('gives nothing before that end, keeps the latest end, and counts its next token from it', () => {
+    const tokens = new LocalTokens(() => 100, T0) // 100 a second: a token each 10 ms
+    tokens.drain(T0, T0 + 5_000)
+    expect(tokens.take('interactive', T0 + 100)).toBe(false) // 10 tokens' worth of time, all inside the hold
+    expect(tokens.nextAt('interactive', T0 + 100)).toBe(T0 + 5_010)
+    // A shorter hold after it, and a plain drain (a lowering) during it, move nothing earlier.
+    tokens.drain(T0 + 200, T0 + 1_000)
+    tokens.drain(T0 + 300)
+    expect(tokens.nextAt('interactive', T0 + 300)).toBe(T0 + 5_010)
+    expect(tokens.take('interactive', T0 + 5_009)).toBe(false)
+    expect(tokens.take('interactive', T0 + 5_010)).toBe(true)
+    expect(tokens.take('interactive', T0 + 5_010)).toBe(false) // one, nothing saved up
+  })
+
+  it('with no rate (an own pace that ended), the next token is due at the end of the hold, not NaN (a 1 ms timer each turn)', () => {
+    const tokens = new LocalTokens(() => Infinity, T0)
+    tokens.drain(T0, T0 + 5_000)
+    expect(tokens.nextAt('batch', T0 + 100)).toBe(T0 + 5_000)
   })
 })

@@ -55,8 +55,9 @@ export interface TokenSource {
   /** When (ms since the epoch) a token for `priority` may be there, as far as is known now. */
   nextAt(priority: Priority, now: number): number
   /**
-   * Throws away the tokens there are (after a 429: the service has none for us). With `until` (ms
-   * since the epoch, the end of a hold): at `until` one token, and none piled up while it lasted.
+   * Throws away the tokens there are (after a 429: the service has none for us), and with `until`
+   * (ms since the epoch, the end of a hold) those that would come before it: none piles up while
+   * the hold lasts.
    */
   drain(now: number, until?: number): void
 }
@@ -83,15 +84,17 @@ export class LocalTokens implements TokenSource {
   nextAt(priority: Priority, now: number): number {
     const rate = this.#refill(now)
     const floor = priority === 'interactive' ? 1 : reserveOf(rate) + 1
+    // No rate (an own pace that has ended): whenever it is not drained. An infinite floor less
+    // infinite tokens made NaN, and a timer of 1 ms each turn while a hold lasted.
+    if (!Number.isFinite(rate)) return this.#at
     // From `#at`, which a drain with `until` may have set after now.
     return this.#at + Math.max(0, ((floor - this.#tokens) * 1000) / rate)
   }
 
   drain(now: number, until = now): void {
     this.#refill(now)
-    // At the end of a hold, one token (the service has refilled at least one over the wait it asked
-    // for): an interactive request may go at once, the rest at the rate, nothing saved up during it.
-    this.#tokens = until > now ? 1 : 0
+    this.#tokens = 0
+    // Nothing saved up until the end of a hold either: from there, the requests go at the rate.
     this.#at = Math.max(this.#at, until)
   }
 
