@@ -265,6 +265,24 @@ describe("an export's own pace, while it holds the export's pages back (limiter.
   })
 })
 
+describe("an export's own pace after a Retry-After of its own (limiter.ts, own-pace.ts)", () => {
+  it('lets no pages out at once when the hold ends: nothing was saved up during it', async () => {
+    const { limits, call, refuse, refusedBesideOthers } = limiter()
+    await refusedBesideOthers('list', 'login')
+    // Its own 429, asking for 10 s: at its least rate (a token each 2 s) the bucket would fill
+    // during the hold, and two pages went out at once at its end.
+    refuse('list', '10')
+    expect(limits.pacedRate).toBeUndefined() // judged its own
+    await vi.advanceTimersByTimeAsync(10_000)
+    const pages = Array.from({ length: 10 }, () => admitted(limits, call('list')))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(pages.filter((page) => page.granted)).toHaveLength(0)
+    // From the hold's end, at the pace: one page once the bucket has filled to a batch turn.
+    await vi.advanceTimersByTimeAsync(4_000)
+    expect(pages.filter((page) => page.granted)).toHaveLength(1)
+  })
+})
+
 describe("an operation's own pace, as it is told (limiter.ts)", () => {
   const OWN_LINE =
     /^chat-service-sdk: pacing conversations\.messages\.list: ([\d.]+) requests\/s \(after a 429 of its own limit; the client's rate is not lowered\)$/
