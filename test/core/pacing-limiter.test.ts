@@ -110,6 +110,16 @@ function admitted(limits: RateLimits, call: LimitedCall): { granted: boolean } {
   return state
 }
 
+/** 10 calls made by `call` admitted at once, after a turn of the (fake) clock for those let through. */
+async function tenAtOnce(limits: RateLimits, call: () => LimitedCall): Promise<{ granted: boolean }[]> {
+  const calls = Array.from({ length: 10 }, () => admitted(limits, call()))
+  await vi.advanceTimersByTimeAsync(0)
+  return calls
+}
+
+/** How many of `calls` were let through. */
+const grantedOf = (calls: readonly { granted: boolean }[]): number => calls.filter((one) => one.granted).length
+
 describe('how long the other operations waited, for an untested verdict (limiter.ts)', () => {
   it("counts from the end of the client's last pause: the first login 429 after a 5 s Retry-After, lists waiting since before it, is the client's", async () => {
     const { limits, call, refuse } = limiter()
@@ -226,14 +236,12 @@ describe("an operation's own pace (limiter.ts)", () => {
     ])
     // 5 s on, their own pace still holds them: of 10 login calls at once, a few go.
     await vi.advanceTimersByTimeAsync(5_000)
-    const held = Array.from({ length: 10 }, () => admitted(limits, call('login')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(held.filter((login) => login.granted).length).toBeLessThan(10)
+    const held = await tenAtOnce(limits, () => call('login'))
+    expect(grantedOf(held)).toBeLessThan(10)
     // 11 s after their last 429, no other since: the pace has ended, and all 10 go at once.
     await vi.advanceTimersByTimeAsync(6_000)
-    const freed = Array.from({ length: 10 }, () => admitted(limits, call('login')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(freed.filter((login) => login.granted).length).toBe(10)
+    const freed = await tenAtOnce(limits, () => call('login'))
+    expect(grantedOf(freed)).toBe(10)
   })
 })
 
@@ -247,21 +255,18 @@ describe("an export's own pace, while it holds the export's pages back (limiter.
     expect(limits.pacedRate).toBeUndefined() // the client's lowering given back
     // 5 s on, 10 pages at once: its pace lets a few through, and the rest wait for turns.
     await vi.advanceTimersByTimeAsync(5_000)
-    const first = Array.from({ length: 10 }, () => admitted(limits, call('list')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(first.filter((page) => page.granted).length).toBeLessThan(10)
+    const first = await tenAtOnce(limits, () => call('list'))
+    expect(grantedOf(first)).toBeLessThan(10)
     // 11 s after the last 429, the pace still holds pages back (it did 6 s ago): of 10 more, not all go.
     await vi.advanceTimersByTimeAsync(6_000)
-    const second = Array.from({ length: 10 }, () => admitted(limits, call('list')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(second.filter((page) => page.granted).length).toBeLessThan(10)
+    const second = await tenAtOnce(limits, () => call('list'))
+    expect(grantedOf(second)).toBeLessThan(10)
     // Once every page has had its turn and none has waited for 10 s, the pace ends: 10 go at once.
     await vi.advanceTimersByTimeAsync(60_000)
     expect([...first, ...second].every((page) => page.granted)).toBe(true)
     await vi.advanceTimersByTimeAsync(11_000)
-    const third = Array.from({ length: 10 }, () => admitted(limits, call('list')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(third.filter((page) => page.granted).length).toBe(10)
+    const third = await tenAtOnce(limits, () => call('list'))
+    expect(grantedOf(third)).toBe(10)
   })
 })
 
@@ -274,12 +279,11 @@ describe("an export's own pace after a Retry-After of its own (limiter.ts, own-p
     refuse('list', '10')
     expect(limits.pacedRate).toBeUndefined() // judged its own
     await vi.advanceTimersByTimeAsync(10_000)
-    const pages = Array.from({ length: 10 }, () => admitted(limits, call('list')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(pages.filter((page) => page.granted)).toHaveLength(0)
+    const pages = await tenAtOnce(limits, () => call('list'))
+    expect(grantedOf(pages)).toBe(0)
     // From the hold's end, at the pace: one page once the bucket has filled to a batch turn.
     await vi.advanceTimersByTimeAsync(4_000)
-    expect(pages.filter((page) => page.granted)).toHaveLength(1)
+    expect(grantedOf(pages)).toBe(1)
   })
 })
 
