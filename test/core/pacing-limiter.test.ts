@@ -287,37 +287,6 @@ describe("an export's own pace after a Retry-After of its own (limiter.ts, own-p
   })
 })
 
-describe("the client's pace after a Retry-After (limiter.ts, lanes.ts)", () => {
-  it("after an export page's 429 (the client's), lets no page out at once when the hold ends; login calls find the bucket's tokens", async () => {
-    const { limits, call, refuse } = limiter()
-    // The client's first 429, asking for 10 s: at its least rate (a token each 2 s) the bucket
-    // fills during the hold (3 tokens, 1 the login calls' reserve), and two pages went out at once
-    // at its end, into a limit with no burst (a 429, another hold, the rate lowered again).
-    refuse('list', '10')
-    expect(limits.pacedRate).toBe(0.5)
-    await vi.advanceTimersByTimeAsync(10_000)
-    const pages = await tenAtOnce(limits, () => call('list'))
-    expect(grantedOf(pages)).toBe(0)
-    // Login calls find all 3 at once (the pages wait behind them, as behind any login call).
-    const logins = [1, 2, 3].map(() => admitted(limits, call('login')))
-    await vi.advanceTimersByTimeAsync(0)
-    expect(grantedOf(logins)).toBe(3)
-    // Then the pages, at the pace: a batch turn (the reserve and one more) is 2 tokens, some 3-4 s.
-    await vi.advanceTimersByTimeAsync(2_000)
-    expect(grantedOf(pages)).toBe(0)
-    await vi.advanceTimersByTimeAsync(2_000)
-    expect(grantedOf(pages)).toBe(1)
-  })
-
-  it("after a login call's 429, the pages the bucket saved up go at the hold's end: their answers are what can show the login calls' limit their own (scope.ts)", async () => {
-    const { limits, call, refuse } = limiter()
-    refuse('login', '10')
-    await vi.advanceTimersByTimeAsync(10_000)
-    const pages = await tenAtOnce(limits, () => call('list'))
-    expect(grantedOf(pages)).toBe(2)
-  })
-})
-
 describe("an operation's own pace, as it is told (limiter.ts)", () => {
   const OWN_LINE =
     /^chat-service-sdk: pacing conversations\.messages\.list: ([\d.]+) requests\/s \(after a 429 of its own limit; the client's rate is not lowered\)$/

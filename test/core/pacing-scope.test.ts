@@ -390,37 +390,3 @@ describe('a bucket drained until the end of a hold (lanes.ts LocalTokens.drain)'
     expect(tokens.nextAt('batch', T0 + 100)).toBe(T0 + 5_000)
   })
 })
-
-describe("a bucket whose batch turns start at the end of a hold (lanes.ts LocalTokens.spaceBatchAfter: the client's pace after a batch request's 429)", () => {
-  /** 10 a second (a token each 100 ms; a reserve of 1, room for 3), emptied by a lowering, then held for 1 s. */
-  function heldForASecond(): LocalTokens {
-    const tokens = new LocalTokens(() => 10, T0)
-    tokens.drain(T0)
-    tokens.spaceBatchAfter(T0, T0 + 1_000)
-    return tokens
-  }
-
-  it('gives batch requests nothing it saved up during the hold: their first turn comes one turn of the rate after its end, then one a turn', () => {
-    const tokens = heldForASecond()
-    expect(tokens.take('batch', T0 + 1_000)).toBe(false) // the bucket is full (3): two went at once before
-    expect(tokens.nextAt('batch', T0 + 1_000)).toBe(T0 + 1_100)
-    expect(tokens.take('batch', T0 + 1_099)).toBe(false)
-    expect(tokens.take('batch', T0 + 1_100)).toBe(true)
-    expect(tokens.take('batch', T0 + 1_100)).toBe(false)
-    expect(tokens.take('batch', T0 + 1_200)).toBe(true)
-  })
-
-  it('keeps for interactive requests what it saved up: login calls find the whole bucket at the end, and the batch ones come after them at the rate', () => {
-    const tokens = heldForASecond()
-    expect([1, 2, 3, 4].map(() => tokens.take('interactive', T0 + 1_000))).toEqual([true, true, true, false])
-    // Empty: a batch turn is the reserve and one more, 2 tokens, 200 ms.
-    expect(tokens.nextAt('batch', T0 + 1_000)).toBe(T0 + 1_200)
-  })
-
-  it('a lowering during the hold empties the bucket, and with it what was kept from batch requests', () => {
-    const tokens = heldForASecond()
-    tokens.drain(T0 + 500)
-    // Filled from empty from T0 + 500: two tokens, a batch turn, at T0 + 700.
-    expect(tokens.nextAt('batch', T0 + 500)).toBe(T0 + 700)
-  })
-})

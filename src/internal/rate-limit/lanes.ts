@@ -60,24 +60,11 @@ export interface TokenSource {
    * the hold lasts.
    */
   drain(now: number, until?: number): void
-  /**
-   * After a hold that a batch request's 429 made (until `until`, ms since the epoch): batch
-   * requests take nothing the bucket saved up during it, and go at the rate from its end; what it
-   * holds for interactive requests is left as it is. Optional: a source that does not save tokens
-   * up during a hold has nothing to do.
-   */
-  spaceBatchAfter?(now: number, until: number): void
 }
 
 /** A bucket refilled at `rateOf(now)` tokens a second: the process's own pacing. */
 export class LocalTokens implements TokenSource {
   #tokens = 0
-  /**
-   * Tokens batch requests may not take ({@link LocalTokens.spaceBatchAfter}): what a hold saved up
-   * beyond the reserve. Worn down by interactive takes and by the refill the bucket's cap throws
-   * away, so what batch requests see rises at the rate, as if the hold had saved nothing for them.
-   */
-  #batchKept = 0
   #at: number
   readonly #rateOf: (now: number) => number
 
@@ -88,16 +75,15 @@ export class LocalTokens implements TokenSource {
 
   take(priority: Priority, now: number): boolean {
     const rate = this.#refill(now)
-    const floor = this.#floor(priority, rate)
+    const floor = priority === 'interactive' ? 1 : reserveOf(rate) + 1
     if (this.#tokens < floor) return false
     this.#tokens -= 1
-    if (priority === 'interactive') this.#batchKept = Math.max(0, this.#batchKept - 1)
     return true
   }
 
   nextAt(priority: Priority, now: number): number {
     const rate = this.#refill(now)
-    const floor = this.#floor(priority, rate)
+    const floor = priority === 'interactive' ? 1 : reserveOf(rate) + 1
     // No rate (an own pace that has ended): whenever it is not drained. An infinite floor less
     // infinite tokens made NaN, and a timer of 1 ms each turn while a hold lasted.
     if (!Number.isFinite(rate)) return this.#at
@@ -108,33 +94,14 @@ export class LocalTokens implements TokenSource {
   drain(now: number, until = now): void {
     this.#refill(now)
     this.#tokens = 0
-    this.#batchKept = 0
     // Nothing saved up until the end of a hold either: from there, the requests go at the rate.
     this.#at = Math.max(this.#at, until)
-  }
-
-  spaceBatchAfter(now: number, until: number): void {
-    const rate = this.#refill(now)
-    if (!Number.isFinite(rate)) return
-    // What batch requests see (tokens less those kept from them) rises at the rate, through the
-    // cap too (its overflow wears the kept ones down): set here so that it is the reserve at `until`.
-    const seen = reserveOf(rate) - (Math.max(0, until - this.#at) * rate) / 1000
-    this.#batchKept = Math.max(this.#batchKept, this.#tokens - seen)
-  }
-
-  /** Tokens a request of `priority` must find: 1 for interactive ones; for batch ones, the reserve and one more above those kept from them. */
-  #floor(priority: Priority, rate: number): number {
-    return priority === 'interactive' ? 1 : reserveOf(rate) + 1 + this.#batchKept
   }
 
   #refill(now: number): number {
     const rate = this.#rateOf(now)
     const capacity = capacityOf(rate)
-    if (now > this.#at) {
-      const filled = this.#tokens + ((now - this.#at) * rate) / 1000
-      this.#batchKept = Math.max(0, this.#batchKept - Math.max(0, filled - capacity))
-      this.#tokens = Math.min(capacity, filled)
-    }
+    if (now > this.#at) this.#tokens = Math.min(capacity, this.#tokens + ((now - this.#at) * rate) / 1000)
     this.#at = Math.max(this.#at, now)
     return rate
   }
@@ -251,12 +218,6 @@ export class Lanes {
    */
   drain(until?: number): void {
     this.#source.drain(this.#clock.now(), until)
-    this.#reschedule()
-  }
-
-  /** After a hold a batch request's 429 made, until `until` (ms since the epoch): see {@link TokenSource.spaceBatchAfter}. */
-  spaceBatchAfter(until: number): void {
-    this.#source.spaceBatchAfter?.(this.#clock.now(), until)
     this.#reschedule()
   }
 

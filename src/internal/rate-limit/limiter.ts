@@ -298,7 +298,7 @@ export class RateLimits {
       this.#closedAt = now
       holdMs = Math.max(holdMs, closedHoldMs(this.#closedStreak))
     }
-    if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now, call.priority)
+    if (holdMs > 0) this.#hold(holdMs, response, call.options.log, now)
     // With a `Retry-After`, the pause holds this call (and every other) for it, as `rateLimitPause`
     // says; the least wait between two attempts still applies. Without one, the call's own backoff.
     return this.#verdict(call, now, waitMs === undefined ? refusedBackoff(call.refusals) : MIN_RETRY_DELAY_MS)
@@ -577,12 +577,11 @@ export class RateLimits {
   }
 
   /** Pauses new attempts for `ms` from `now`: the pause (shared through the store), and the lanes. */
-  #hold(ms: number, response: ReceivedResponse, log: SdkLogger, now: number, priority: Priority): void {
+  #hold(ms: number, response: ReceivedResponse, log: SdkLogger, now: number): void {
     const before = this.#pause.until(now) ?? now
     this.#pause.extend(ms, response, log, now)
     if (now + ms > before) this.#learner.paused(now, now + ms - before)
     this.#lanes?.lanes.hold(now + ms)
-    if (priority === 'batch') this.#lanes?.lanes.spaceBatchAfter(now + ms)
   }
 
   /** The lanes, made at the first 429 (pacing starts); `undefined` with `pacing: 'off'`. */
