@@ -310,19 +310,18 @@ export interface ClientOptions extends ClientOverrides {
    *
    * - `'adaptive'`: nothing changes until the first 429 (no cost, no wait). From then on the client
    *   sends at a rate it learns: lowered at each 429 to what the service accepted, raised again
-   *   while requests succeed, released evenly (never all at once after a pause); `Retry-After`
-   *   is a floor (nothing is sent before it), and a 429 without one lowers the rate as well. Calls
-   *   a person waits on (`priority: 'interactive'`) keep a reserved share of the rate, so an export
-   *   never makes a login call queue behind it. A 429 is then not a failure while the service lets
-   *   requests through: the call is sent again when the rate allows (and no sooner than its 429's
-   *   `Retry-After`, or without one its own backoff, 100 ms doubling to 8 s over its 429s in a
-   *   row), without counting against
-   *   `maxRetries`, until the service has accepted no request of its operation for 60,000 ms or
-   *   asks for a `Retry-After` over 60 s (then `RateLimitError`), `totalTimeout` runs out
-   *   (`APITimeoutError`) or `signal` aborts. With a
-   *   `rateLimitStore` that has `take`, the learned rate and its budget are shared by every
-   *   process of the store. `client.pacedRate` shows the rate; pacing ends after 5 minutes
-   *   without a 429.
+   *   while requests succeed, released evenly (after a pause, a twentieth of a second's worth at
+   *   once, at least 2 requests); `Retry-After` is a floor (nothing is sent before it), and a 429
+   *   without one lowers the rate as well. Calls a person waits on (`priority: 'interactive'`) keep
+   *   a reserved share of the rate, so an export never makes a login call queue behind it. A 429 is
+   *   then not a failure while the service lets requests through: the call is sent again when the
+   *   rate allows (and no sooner than its 429's `Retry-After`, or without one its own backoff,
+   *   100 ms doubling to 8 s over its 429s in a row), without counting against `maxRetries`, until
+   *   the service has accepted no request of its operation for 60,000 ms or asks for a
+   *   `Retry-After` over 60 s (then `RateLimitError`), `totalTimeout` runs out (`APITimeoutError`)
+   *   or `signal` aborts. With a `rateLimitStore` that has `take`, the learned rate and its budget
+   *   are shared by every process of the store. `client.pacedRate` shows the rate; pacing ends
+   *   after 5 minutes without a 429.
    * - `'off'`: 0.3's behaviour: a 429 pauses the client for its `Retry-After` (else the backoff)
    *   and counts as a retry like a 503.
    *
