@@ -113,8 +113,21 @@ describe('requests in flight', () => {
   it('with no params: 100 messages a page and 8 requests in flight (the documented defaults)', async () => {
     // 60 conversations of 150 messages: two pages each at limit 100, enough to fill 8 slots.
     const { server, client } = await serve(Array.from({ length: 60 }, () => 150))
-    server.decide(() => ({ delayMs: 3 }))
+    // The first message pages are held until 200 ms after the eighth arrives, so the peak is the
+    // client's limit however slow the machine (answered after 3 ms, a loaded CI run saw 7 at once),
+    // and a ninth, if the client sent one, would arrive while they are held; a client that never
+    // sends 8 at once is let go after 2 s and fails below rather than hanging.
+    let release = (): void => {}
+    const eighth = new Promise<void>((resolve) => (release = resolve))
+    const fallback = setTimeout(release, 2_000)
+    let messagePages = 0
+    server.decide((request) => {
+      if (request.kind !== 'messages') return undefined
+      if (++messagePages === DEFAULT_LIST_ALL_CONCURRENCY) setTimeout(release, 200)
+      return { hold: eighth }
+    })
     const { ids, error } = await drain(client.conversations.messages.listAll())
+    clearTimeout(fallback)
     expect(error).toBeUndefined()
     expect(ids).toEqual(nestedOrder(server.conversations))
     expect(server.peakInFlight).toBe(DEFAULT_LIST_ALL_CONCURRENCY)
