@@ -10,9 +10,11 @@
  * - The bucket holds at most the reserve and a twentieth of a second's worth more, at least 2
  *   ({@link capacityOf}): after a pause (or any idle time), batch requests get that much at once,
  *   then the rate. At low rates that is 2 requests at once at a pause's end, which a limit with no
- *   burst refuses one of. Holding them back was tried (27c8b98): beside bursts of login calls it
- *   left the client paced by one endpoint's limit for good (BENCHMARKS.md, "Pacing: the client's
- *   bucket at a hold's end").
+ *   burst refuses one of. An operation's own pace saves up nothing during a hold its batch
+ *   request's 429 made ({@link TokenSource.drain} with `until`, own-pace.ts); the client's bucket
+ *   still does: holding those back was tried (27c8b98), and beside bursts of login calls it left
+ *   the client paced by one endpoint's limit for good (BENCHMARKS.md, "Pacing: the client's bucket
+ *   at a hold's end").
  * - Waiters of one lane go in order; a retried request goes to the front of its lane.
  *
  * Where the tokens come from is a {@link TokenSource}: refilled here at the learned rate, or leased
